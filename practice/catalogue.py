@@ -1,0 +1,93 @@
+"""The kata catalogue: one ordered list in katas/catalogue.toml, paths by convention."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE = ROOT / "katas" / "catalogue.toml"
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+@dataclass(frozen=True)
+class Kata:
+    name: str
+    title: str
+    difficulty: str
+    minutes: int
+    hints: tuple[str, ...]
+    follow_ups: tuple[str, ...]
+
+    @property
+    def stub(self) -> Path:
+        return ROOT / "katas" / f"{self.name}.py"
+
+    @property
+    def solution(self) -> Path:
+        return ROOT / "solutions" / f"{self.name}.py"
+
+    @property
+    def grader(self) -> Path:
+        return ROOT / "graders" / f"test_{self.name}.py"
+
+    @property
+    def bugs(self) -> Path:
+        return ROOT / "graders" / "bugs" / f"{self.name}.py"
+
+
+class UnknownKata(LookupError):
+    """A name that is not in the catalogue; carries the closest names."""
+
+    def __init__(self, name: str, suggestions: list[str]):
+        self.name = name
+        self.suggestions = suggestions
+        hint = f" Did you mean {' or '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"no kata named {name!r}.{hint} (`kata list` shows them all)")
+
+
+@lru_cache(maxsize=None)
+def katas() -> tuple[Kata, ...]:
+    """Every kata, in catalogue order."""
+    with open(CATALOGUE, "rb") as f:
+        data = tomllib.load(f)
+    out = []
+    for entry in data["kata"]:
+        out.append(
+            Kata(
+                name=entry["name"],
+                title=entry["title"],
+                difficulty=entry["difficulty"],
+                minutes=int(entry["minutes"]),
+                hints=tuple(entry["hints"]),
+                follow_ups=tuple(entry["follow_ups"]),
+            )
+        )
+    return tuple(out)
+
+
+def names() -> list[str]:
+    return [k.name for k in katas()]
+
+
+def get(name: str) -> Kata:
+    """The kata called `name`, or UnknownKata with 'did you mean' suggestions."""
+    for k in katas():
+        if k.name == name:
+            return k
+    raise UnknownKata(name, suggest(name))
+
+
+def suggest(name: str) -> list[str]:
+    """Close names for a mistyped kata name (also matches a unique prefix or substring)."""
+    all_names = names()
+    close = difflib.get_close_matches(name, all_names, n=2, cutoff=0.5)
+    if not close:
+        close = [n for n in all_names if name and (n.startswith(name) or name in n)][:2]
+    return close
