@@ -1,0 +1,44 @@
+"""The catalogue of realistic mistakes, one module per kata (graders/bugs/NAME.py).
+
+Each module defines `BUGS`, a list of `Bug`: a complete attempt that contains one
+mistake candidates really make, the check it must fail, and the one-line lesson shown
+when an attempt behaves like it. The project's tests run every entry through its grader;
+the grader uses the same entries to name the likely cause of a failure.
+"""
+from __future__ import annotations
+
+import importlib
+import textwrap
+from dataclasses import dataclass
+from functools import cached_property
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class Bug:
+    name: str      # short identifier, unique within the kata
+    fails: str     # the name of a check this bug must fail (as in @check("..."))
+    likely: str    # the lesson, completing "Likely cause: ..."
+    code: str      # the attempt's source; `import numpy as np` is added when absent
+
+    @property
+    def source(self) -> str:
+        body = textwrap.dedent(self.code).strip() + "\n"
+        if "import numpy as np" not in body:
+            body = "import numpy as np\n\n" + body
+        return body
+
+    @cached_property
+    def module(self) -> ModuleType:
+        module = ModuleType(f"bug_{self.name}")
+        exec(compile(self.source, f"<bug {self.name}>", "exec"), module.__dict__)
+        return module
+
+
+def load(kata: str) -> list[Bug]:
+    """The known mistakes for `kata` (an empty list when it has none)."""
+    try:
+        module = importlib.import_module(f"graders.bugs.{kata}")
+    except ModuleNotFoundError:
+        return []
+    return list(module.BUGS)

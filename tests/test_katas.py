@@ -1,0 +1,108 @@
+"""Every kata is complete and every grader is strong and fair.
+
+Strong: each entry of the bug catalogue fails its grader, with the check it names among
+the failures, and is diagnosed as itself. Fair: the reference and every alternative
+correct answer in tests/alternatives pass. The untouched stub says "not implemented yet".
+"""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from graders import bugs as bug_catalogue
+from graders.harness import grade
+from practice import catalogue
+
+from kata_files import ROOT, alternatives, check_names, functions, kata_for_alternative
+
+NAMES = catalogue.names()
+BUGS = [(k, b) for k in NAMES for b in bug_catalogue.load(k)]
+
+
+def failed(report: dict) -> dict[str, str]:
+    return {c["name"]: c["message"] for c in report["checks"] if not c["passed"]}
+
+
+def test_catalogue_and_files_agree():
+    expected = set()
+    for k in catalogue.katas():
+        assert k.difficulty in catalogue.DIFFICULTIES, k.name
+        assert k.minutes > 0 and len(k.hints) >= 2 and len(k.follow_ups) >= 2, k.name
+        expected |= {k.stub, k.solution, k.grader, k.bugs}
+    missing = sorted(str(p.relative_to(ROOT)) for p in expected if not p.exists())
+    assert not missing, f"catalogue entries without files: {missing}"
+    present = set(ROOT.glob("katas/*.py")) | set(ROOT.glob("solutions/*.py")) | \
+        set(ROOT.glob("graders/test_*.py")) | set(ROOT.glob("graders/bugs/*.py"))
+    present = {p for p in present if p.name != "__init__.py"}
+    orphans = sorted(str(p.relative_to(ROOT)) for p in present - expected)
+    assert not orphans, f"files that no catalogue entry names: {orphans}"
+    stray = [p.name for p in alternatives() if kata_for_alternative(p) is None]
+    assert not stray, f"alternatives named after no kata: {stray}"
+    assert len(NAMES) == len(set(NAMES)) == 10
+
+
+@pytest.mark.parametrize("kata", NAMES)
+def test_stub_asks_what_the_reference_answers(kata):
+    k = catalogue.get(kata)
+    stub, ref = functions(k.stub), functions(k.solution)
+    assert set(stub) == set(ref), "the stub and the reference define different functions"
+    for name, fn in ref.items():
+        assert ast.dump(stub[name].args) == ast.dump(fn.args), f"{name}: signatures differ"
+        doc = ast.get_docstring(fn, clean=False)
+        assert doc and len(doc) > 200, f"{name}: the docstring is the interview question"
+        assert ast.get_docstring(stub[name], clean=False) == doc, f"{name}: docstrings differ"
+        body = stub[name].body[-1]
+        assert isinstance(body, ast.Raise) and "NotImplementedError" in ast.unparse(body), name
+    assert "Time budget" in ast.get_docstring(next(iter(ref.values())))
+
+
+@pytest.mark.parametrize("kata", NAMES)
+def test_reference_passes(kata):
+    report = grade(kata, catalogue.get(kata).solution)
+    assert report["passed"], failed(report)
+    assert len(report["checks"]) >= 5
+
+
+@pytest.mark.parametrize("kata", NAMES)
+def test_untouched_stub_is_not_implemented_yet(kata):
+    report = grade(kata, catalogue.get(kata).stub)
+    assert not report["passed"] and report["not_implemented"]
+    assert len(report["checks"]) == 1
+    assert "not implemented yet" in report["checks"][0]["message"]
+
+
+@pytest.mark.parametrize("kata", NAMES)
+def test_catalogue_of_bugs_is_broad(kata):
+    entries = bug_catalogue.load(kata)
+    assert len(entries) >= 6, f"{kata} has {len(entries)} known bugs; an interviewer has seen more"
+    assert len({b.name for b in entries}) == len(entries), "bug names must be unique"
+    names = set(check_names(kata))
+    unknown = [b.name for b in entries if b.fails not in names]
+    assert not unknown, f"bugs naming a check that the grader does not have: {unknown}"
+
+
+@pytest.mark.parametrize("kata, bug", BUGS, ids=[f"{k}-{b.name}" for k, b in BUGS])
+def test_bug_fails_and_is_diagnosed(kata, bug, tmp_path):
+    path = tmp_path / f"{kata}.py"
+    path.write_text(bug.source)
+    report = grade(kata, path)
+    fails = failed(report)
+    assert not report["passed"], f"the grader passes the bug {bug.name!r}"
+    assert bug.fails in fails, f"{bug.name!r} should fail {bug.fails!r}; it failed {sorted(fails)}"
+    assert not report["not_implemented"]
+    assert report["bug"] == bug.name, f"diagnosed as {report['bug']!r}: {report['diagnosis']}"
+    for name, message in fails.items():
+        assert message and "\n" not in message, f"{name}: a failure is one line"
+
+
+@pytest.mark.parametrize("kata", NAMES)
+def test_at_least_two_alternative_answers(kata):
+    mine = [p for p in alternatives() if kata_for_alternative(p) == kata]
+    assert len(mine) >= 2, f"{kata} needs correct answers in other styles in tests/alternatives"
+
+
+@pytest.mark.parametrize("path", alternatives(), ids=[p.stem for p in alternatives()])
+def test_alternative_correct_answer_passes(path):
+    report = grade(kata_for_alternative(path), path)
+    assert report["passed"], failed(report)
