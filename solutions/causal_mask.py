@@ -1,0 +1,88 @@
+"""The causal mask of a decoder, square and in the decoding case, and applying it."""
+import numpy as np
+
+
+def causal_mask(t_q, t_k=None):
+    """Boolean mask of the pairs (query i, key j) that a decoder must not attend to.
+
+    Task
+        A decoder predicts the next token, so no position may look at a later one.
+        Build the mask that says which scores to block: True where query i may NOT
+        see key j. Then write `apply_causal_mask` (below), which puts -inf into the
+        blocked scores before the softmax.
+
+    Shapes
+        t_q      the number of queries (rows), an int >= 1
+        t_k      the number of keys (columns), an int >= t_q; None means t_k = t_q
+        returns  a bool array (t_q, t_k): True marks a blocked (future) pair
+
+    Conventions
+        - True means BLOCKED, not allowed. The dtype is bool (np.ones((t_q, t_k))
+          alone is float64: pass dtype=bool).
+        - With t_k omitted (self-attention over one sequence) the mask is the strict
+          upper triangle: key j is blocked for query i exactly when j > i. The
+          diagonal is never blocked: a position always sees itself.
+        - With t_q < t_k the queries are the LAST t_q of the t_k positions, as when
+          decoding with a KV cache (the cache holds the earlier keys). Query i sits at
+          absolute position t_k - t_q + i and blocks every key j greater than that.
+          With t_q = 1 (one new token) nothing is blocked.
+        - t_q > t_k raises ValueError: the first query would have no key to attend to.
+
+    Examples
+        causal_mask(3)          causal_mask(2, 4)       causal_mask(1, 4)
+        [[F, T, T],             [[F, F, F, T],          [[F, F, F, F]]
+         [F, F, T],              [F, F, F, F]]
+         [F, F, F]]
+
+    What the grader checks
+        the dtype is bool and the shape (t_q, t_k), with t_k given and omitted; the
+        strict upper triangle for t_k = t_q (sizes 1 and up, odd and even); the
+        bottom-right alignment for t_q < t_k, t_q = 1 included; ValueError for
+        t_q > t_k. For `apply_causal_mask`, see its own docstring.
+
+    Time budget: 15 minutes.
+    """
+    if t_k is None:
+        t_k = t_q
+    if t_q > t_k:
+        raise ValueError(f"causal mask with t_q={t_q} queries but only t_k={t_k} keys: "
+                         f"a causal query needs at least its own position among the keys")
+    # query i is at position t_k - t_q + i, so key j is future when j - i > t_k - t_q;
+    # np.triu keeps the entries with j - i >= k
+    return np.triu(np.ones((t_q, t_k), dtype=bool), k=t_k - t_q + 1)  # (t_q, t_k)
+
+
+def apply_causal_mask(scores):
+    """Return a copy of `scores` with -inf at every blocked (future) entry.
+
+    Task
+        Mask attention scores before the softmax, so that the softmax gives the future
+        a weight of exactly 0 and every row still sums to 1.
+
+    Shapes
+        scores   (..., t_q, t_k), float64 or float32: any number of leading axes,
+                 e.g. (t_q, t_k), (B, t_q, t_k) or (B, n_heads, t_q, t_k)
+        mask     (t_q, t_k), from causal_mask(t_q, t_k) on the LAST two axes
+        returns  a new array of the same shape as scores
+
+    Conventions
+        - Blocked entries become exactly -inf: not -1e9, not np.finfo(dtype).min.
+          exp(-inf) is exactly 0, and the stable softmax stays exact because the
+          diagonal (never blocked) keeps every row's maximum finite.
+        - Every other entry is the score, unchanged.
+        - The mask is built from the last two axes and broadcasts over the leading
+          ones; t_q may differ from t_k (bottom-right alignment, as in causal_mask).
+        - Do not modify scores: return a new array.
+        - t_q > t_k raises ValueError, as in causal_mask.
+
+    What the grader checks
+        the output shape; exactly -inf at the blocked entries and the scores unchanged
+        elsewhere; agreement with the reference with no, one and two leading axes,
+        t_q = t_k and t_q < t_k, in float64 and float32; after a softmax over the last
+        axis the future gets weight exactly 0 and each row sums to 1; ValueError for
+        t_q > t_k; scores left unchanged and not returned as the result.
+    """
+    t_q, t_k = scores.shape[-2:]
+    mask = causal_mask(t_q, t_k)              # (t_q, t_k); broadcasts over the leading axes
+    # np.where builds a new array, so the caller's scores are never written to
+    return np.where(mask, -np.inf, scores)    # (..., t_q, t_k)
