@@ -1,0 +1,130 @@
+"""Where the user's work lives, and file writes that never lose it.
+
+The work folder is `KATA_HOME` when that is set; otherwise `work/` inside the repository
+(when kata.py sits next to pyproject.toml, as in a clone installed with `pip install -e .`);
+otherwise a per-user data folder. It holds:
+
+    NAME.py                 the practice attempt at kata NAME (the file you edit)
+    mock/ID/NAME.py         the attempts of mock interview ID
+    archive/NAME/*.py       attempts set aside by `--fresh`, `kata reset` or a new start
+    kata.sqlite3            sessions, checks and history
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+APP = "attention-katas"
+DB_NAME = "kata.sqlite3"
+
+
+def home() -> Path:
+    """The work folder (not created here)."""
+    env = os.environ.get("KATA_HOME")
+    if env:
+        return Path(env).expanduser().resolve()
+    if (REPO / "kata.py").is_file() and (REPO / "pyproject.toml").is_file():
+        return REPO / "work"
+    return user_data_dir()
+
+
+def user_data_dir() -> Path:
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / APP
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / APP
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / APP
+
+
+def attempt_path(home_dir: Path, kata: str) -> Path:
+    return home_dir / f"{kata}.py"
+
+
+def mock_attempt_path(home_dir: Path, mock_id: int, kata: str) -> Path:
+    return home_dir / "mock" / str(mock_id) / f"{kata}.py"
+
+
+def archive_dir(home_dir: Path, kata: str) -> Path:
+    return home_dir / "archive" / kata
+
+
+def shown(path: Path | str) -> str:
+    """A path as the user should read it: relative when it is under the current folder."""
+    p = Path(path)
+    try:
+        rel = p.resolve().relative_to(Path.cwd().resolve())
+    except (ValueError, OSError):
+        return str(p)
+    return str(rel)
+
+
+def _tmp_beside(path: Path) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    return tmp
+
+
+def _write_tmp(path: Path, data: bytes) -> str:
+    tmp = _tmp_beside(path)
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return tmp
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one step: a reader sees the old file or the new one."""
+    tmp = _write_tmp(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def create_new(path: Path, data: bytes) -> bool:
+    """Write `data` to `path` only if nothing is there; never overwrites. True if written."""
+    tmp = _write_tmp(path, data)
+    try:
+        try:
+            os.link(tmp, path)  # atomic, and fails if path exists
+            return True
+        except FileExistsError:
+            return False
+        except OSError:  # a file system without hard links
+            if path.exists():
+                return False
+            os.replace(tmp, path)
+            tmp = None
+            return True
+    finally:
+        if tmp:
+            _unlink_quietly(tmp)
+
+
+def keep_copy(src: Path, dest_dir: Path, stem: str) -> Path:
+    """Copy `src` into `dest_dir` under a new name starting with `stem`; return the copy."""
+    data = src.read_bytes()
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    n = 0
+    while True:
+        suffix = f"-{n}" if n else ""
+        dest = dest_dir / f"{stem}-{stamp}{suffix}.py"
+        if create_new(dest, data):
+            return dest
+        n += 1
+
+
+def _unlink_quietly(p: str | Path) -> None:
+    try:
+        os.unlink(p)
+    except OSError:
+        pass
