@@ -161,7 +161,6 @@ class _Log:
     def __init__(self):
         self.calls: list[Call] = []
         self.inputs: Inputs | None = None
-        self.pending: Call | None = None
 
 
 LOG = _Log()
@@ -209,7 +208,6 @@ class Recorded:
         small = _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
         before = copy.deepcopy((args, kwargs)) if small else None
         call = Call(self.name, *(before if small else ((), {})), source=source, recorded=small)
-        LOG.pending = call
         LOG.calls.append(call)
         start = time.perf_counter()
         try:
@@ -217,14 +215,17 @@ class Recorded:
         except NotImplementedError as exc:
             call.outcome, call.raised = exc, True
             raise NotImplementedYet(self.name) from None
+        except SystemExit as exc:
+            call.outcome, call.raised = exc, True
+            message = f"{source} called sys.exit({exc.code!r}){_attempt_frame(exc, self.path)}: return a result instead"
+            raise AttemptRaised(message, exc) from None
         except Exception as exc:  # the attempt's own error, explained in one line
             call.outcome, call.raised = exc, True
-            what = "ran out of memory" if isinstance(exc, MemoryError) else "raised"
+            what = "ran out of memory:" if isinstance(exc, MemoryError) else "raised"
             message = f"{source} {what} {type(exc).__name__}: {_first_line(exc)}{_attempt_frame(exc, self.path)}"
             raise AttemptRaised(message, exc) from None
         finally:
             call.seconds = time.perf_counter() - start
-            LOG.pending = None
         if small:
             for name, old, new in _named_arrays(before, (args, kwargs), inputs):
                 if _differs(old, new):

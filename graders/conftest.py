@@ -5,12 +5,15 @@
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from graders import attempt as attempt_files
-from graders.checks import Attempt, CheckFailed
+from graders.checks import Attempt, CheckFailed, _attempt_frame
 
-DEFAULT_TIMEOUT = 10.0  # seconds per check; generous for Python loops over rows or heads
+# seconds per check: generous for Python loops over rows or heads (KATA_CHECK_SECONDS overrides)
+DEFAULT_TIMEOUT = float(os.environ.get("KATA_CHECK_SECONDS", "10"))
 
 
 def pytest_addoption(parser):
@@ -32,8 +35,9 @@ def _graded_module(request):
         module = attempt_files.load(path, f"attempt_{kata}")
     except SyntaxError as exc:
         raise CheckFailed(f"your file has a syntax error on line {exc.lineno}: {exc.msg}", kind="load")
-    except Exception as exc:
-        raise CheckFailed(f"your file failed to load: {type(exc).__name__}: {exc}", kind="load")
+    except (Exception, SystemExit) as exc:
+        where = _attempt_frame(exc, path)
+        raise CheckFailed(f"your file failed to load: {type(exc).__name__}: {exc}{where}", kind="load")
     return module, path
 
 

@@ -25,10 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ALLOWED_THIRD_PARTY = {"numpy"}
 PROJECT_MODULES = {"katas", "solutions", "graders", "practice", "kata"}
-CHECK_SECONDS = 10.0      # per check, enforced inside the child (see graders/conftest.py)
+CHECK_SECONDS = float(os.environ.get("KATA_CHECK_SECONDS", "10"))  # per check, enforced in the child
 GRACE_SECONDS = 5.0       # a check stuck in C code past its limit is killed from here
 TOTAL_SECONDS = 180.0     # the whole run, as a last resort
 STDOUT_LIMIT = 4000
+LOAD_FAILURE = "your file"   # the prefix of graders.conftest's messages for a file that cannot load
 
 
 def _check(name: str, passed: bool, message: str = "", status: str | None = None, repro: str | None = None) -> dict:
@@ -215,12 +216,17 @@ def _assemble(kata: str, events: list[dict], code: int | None, stdout: str, stde
             if nodeid not in results:
                 results[nodeid] = _check(name, False, "not run: the grading process had stopped", "skipped")
     checks = [results[i] for i in names if i in results]
-    printed = stdout + (done or {}).get("stdout", "")
+    # the child's own stdout is pytest's progress; what the attempt printed was captured per check
+    printed = (done or {}).get("stdout", "")
     return _report(kata, _collapse(checks), diagnosis=diagnosis, bug=bug, stdout=printed)
 
 
 def _collapse(checks: list[dict]) -> list[dict]:
     """An untouched function gives one 'not implemented yet' line, not one per check."""
+    unloadable = [c for c in checks if c["message"].startswith(LOAD_FAILURE)]
+    if unloadable and len(unloadable) == len(checks):
+        # the file never loaded, so every check failed for that one reason
+        return [_check("the file loads", False, unloadable[0]["message"])]
     missing = [c for c in checks if c["status"] == "not_implemented"]
     if not missing:
         return checks

@@ -7,6 +7,7 @@ reads the file even when the child dies part-way, so whatever finished is kept.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -63,9 +64,10 @@ def _message(item, call) -> tuple[str, str, str | None]:
         return "failed", exc.message, exc.repro
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if call.excinfo.typename == "Failed" and text.startswith("Timeout"):
-        limit = text.split(">")[-1].strip()
+        found = re.search(r">\s*([\d.]+)\s*s", text)
+        limit = f"{float(found.group(1)):g} s" if found else "the time limit"
         _STATE["timed_out"] = _name(item)
-        pending = checks.LOG.pending
+        pending = checks.LOG.calls[-1] if checks.LOG.calls else None
         where = f" on {pending.source}" if pending else ""
         return "failed", f"did not finish within {limit}{where}: an endless loop, or far too slow", None
     if call.excinfo.typename == "Skipped":

@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
     args = [
         str(grader), "--impl", attempt, "--results", results,
         "-p", "graders.plugin", "-p", "pytest_timeout", "-p", "no:cacheprovider",
-        "-p", "no:terminal", "--rootdir", str(ROOT), "-c", os.devnull,
+        "-q", "--tb=no", "--no-header", "--rootdir", str(ROOT), "-c", os.devnull,
         "--timeout-method", "signal", "-W", "ignore",
     ]
     return int(pytest.main(args))

@@ -1,0 +1,162 @@
+"""The harness turns whatever an attempt does into a report; it never raises or hangs."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from graders import harness
+from graders.harness import grade
+from practice import catalogue
+
+ROOT = catalogue.ROOT
+GOOD = """
+import numpy as np
+
+def softmax(z, axis=-1):
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+"""
+
+
+def attempt(tmp_path, body: str, name: str = "softmax.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def failures(report):
+    return [c for c in report["checks"] if not c["passed"]]
+
+
+@pytest.fixture
+def quick_timeouts(monkeypatch):
+    monkeypatch.setenv("KATA_CHECK_SECONDS", "1")
+    monkeypatch.setattr(harness, "CHECK_SECONDS", 1.0)
+    monkeypatch.setattr(harness, "GRACE_SECONDS", 2.0)
+
+
+def test_a_correct_attempt_passes_every_check(tmp_path):
+    report = grade("softmax", attempt(tmp_path, GOOD))
+    assert report["passed"] and not report["not_implemented"]
+    assert all(c["status"] == "passed" for c in report["checks"])
+    json.dumps(report)
+
+
+def test_syntax_error_is_one_clear_failure(tmp_path):
+    report = grade("softmax", attempt(tmp_path, "def softmax(z, axis=-1)\n    return z\n"))
+    [only] = report["checks"]
+    assert only["message"].startswith("syntax error on line 1")
+
+
+@pytest.mark.parametrize("line, word", [
+    ("import scipy.special", "only NumPy"),
+    ("from torch import nn", "only NumPy"),
+    ("from solutions.softmax import softmax", "project's own modules"),
+    ("import graders.checks", "project's own modules"),
+    ("x = __import__('jax')", "only NumPy"),
+    ("from . import softmax", "relative import"),
+])
+def test_forbidden_imports_are_refused_before_running(tmp_path, line, word):
+    marker = tmp_path / "ran"
+    body = f"open({str(marker)!r}, 'w').close()\n{line}\n" + GOOD
+    report = grade("softmax", attempt(tmp_path, body))
+    [only] = report["checks"]
+    assert word in only["message"] and not report["passed"]
+    assert not marker.exists(), "the attempt's code ran before its imports were checked"
+
+
+def test_standard_library_and_numpy_submodules_are_allowed(tmp_path):
+    report = grade("softmax", attempt(tmp_path, "import math, functools\nfrom numpy.linalg import norm\n" + GOOD))
+    assert report["passed"], failures(report)
+
+
+def test_raising_names_the_call_the_error_and_the_line(tmp_path):
+    report = grade("softmax", attempt(tmp_path, """
+        import numpy as np
+        def softmax(z, axis=-1):
+            return np.exp(z) / z[99]
+    """))
+    message = failures(report)[0]["message"]
+    assert "softmax(z" in message and "IndexError" in message and "line 4 of your file" in message
+
+
+def test_printing_does_not_break_the_report(tmp_path):
+    path = attempt(tmp_path, 'import os\nprint("{ not json")\n' + GOOD.replace(
+        "    e =", '    print("}}}"); os.write(1, b"raw\\n")\n    e ='))
+    report = grade("softmax", path)
+    assert report["passed"], failures(report)
+    assert "}}}" in report["stdout"]
+
+
+@pytest.mark.parametrize("body, words", [
+    ("import sys\ndef softmax(z, axis=-1):\n    sys.exit(3)\n", "called sys.exit(3)"),
+    ("import os\ndef softmax(z, axis=-1):\n    os._exit(0)\n", "ended the Python interpreter"),
+    ("import ctypes\ndef softmax(z, axis=-1):\n    ctypes.string_at(0)\n", "crashed the Python interpreter"),
+    ("def softmax(z, axis=-1):\n    return 'hello'\n", "is a str, expected a NumPy array"),
+    ("def softmax(z, axis=-1):\n    z.sum()\n", "forget to `return`"),
+    ("import numpy as np\ndef softmax(z, axis=-1):\n    return np.ones((300_000, 300_000))\n", "ran out of memory"),
+    ("def softmax(z, axis=-1):\n    return [0] * 10**12\n", "ran out of memory"),
+    ("raise RuntimeError('boom')\n", "failed to load: RuntimeError: boom"),
+    ("def soft_max(z, axis=-1):\n    return z\n", "defines no function `softmax`"),
+])
+def test_misbehaving_attempts_fail_with_a_clear_message(tmp_path, body, words):
+    report = grade("softmax", attempt(tmp_path, body))
+    assert not report["passed"]
+    assert any(words in c["message"] for c in failures(report)), failures(report)
+    json.dumps(report)
+
+
+def test_an_endless_loop_fails_one_check_and_stops(tmp_path, quick_timeouts):
+    report = grade("softmax", attempt(tmp_path, "def softmax(z, axis=-1):\n    while True:\n        pass\n"))
+    first, *rest = failures(report)
+    assert "did not finish within 1 s on softmax(z" in first["message"]
+    assert rest and all(c["status"] == "skipped" for c in rest)
+    assert report["seconds"] < 15
+
+
+def test_a_call_stuck_in_c_code_is_killed_from_outside(tmp_path, quick_timeouts):
+    # time.sleep in a thread that the main thread joins: the alarm cannot interrupt a join
+    body = """
+        import threading, time
+        def softmax(z, axis=-1):
+            t = threading.Thread(target=time.sleep, args=(60,))
+            t.start(); t.join()
+    """
+    report = grade("softmax", attempt(tmp_path, body))
+    assert not report["passed"]
+    assert "did not finish" in failures(report)[0]["message"]
+    assert report["seconds"] < 20
+
+
+def test_untouched_stub_is_one_not_implemented_check():
+    report = grade("softmax", ROOT / "katas" / "softmax.py")
+    assert report["not_implemented"] and [c["status"] for c in report["checks"]] == ["not_implemented"]
+    assert "not implemented yet" in report["checks"][0]["message"]
+
+
+def test_a_failure_is_shrunk_and_comes_with_a_repro_that_runs(tmp_path):
+    path = attempt(tmp_path, GOOD.replace("axis=axis, keepdims=True))\n    return",
+                                          "axis=-1, keepdims=True))\n    return"))
+    report = grade("softmax", path)
+    failed = {c["name"]: c for c in failures(report)}
+    agree = failed["agrees with the reference"]
+    assert "[shape=(2, 1), axis=0" in agree["message"], agree["message"]
+    assert report["diagnosis"] and report["bug"] == "max_over_last_axis"
+    run = subprocess.run([sys.executable, "-c", agree["repro"]], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "[[" in run.stdout, run.stderr
+
+
+def test_graders_run_under_plain_pytest(tmp_path):
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    base = [sys.executable, "-m", "pytest", "-p", "pytest_timeout", "-q", "graders/test_softmax.py"]
+    on_reference = subprocess.run(base, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert on_reference.returncode == 0, on_reference.stdout[-2000:]
+    bug = attempt(tmp_path, "import numpy as np\ndef softmax(z, axis=-1):\n    return np.exp(z) / np.exp(z).sum(axis, keepdims=True)\n")
+    on_bug = subprocess.run(base + ["--impl", str(bug)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert on_bug.returncode == 1
+    assert "To reproduce:" in on_bug.stdout and "softmax(z)" in on_bug.stdout
