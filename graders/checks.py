@@ -9,6 +9,7 @@ catalogue of known bugs.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import os
@@ -34,11 +35,13 @@ class CheckFailed(AssertionError):
 
     kind = "property"
 
-    def __init__(self, message: str, *, kind: str | None = None):
+    def __init__(self, message: str, *, kind: str | None = None, bug: str | None = None):
         super().__init__(message)
         self.message = message
         if kind:
             self.kind = kind
+        # a check that can tell the cause from what it measured names the known bug itself
+        self.bug = bug
         self.repro: str | None = None
         self.calls: list[Call] = []
         self.case: dict | None = None
@@ -161,6 +164,7 @@ class _Log:
     def __init__(self):
         self.calls: list[Call] = []
         self.inputs: Inputs | None = None
+        self.record = True
 
 
 LOG = _Log()
@@ -205,7 +209,7 @@ class Recorded:
     def __call__(self, *args, **kwargs):
         inputs = LOG.inputs
         source = f"{self.name}({_render_args(args, kwargs, inputs)})"
-        small = _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
+        small = LOG.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
         before = copy.deepcopy((args, kwargs)) if small else None
         call = Call(self.name, *(before if small else ((), {})), source=source, recorded=small)
         LOG.calls.append(call)
@@ -272,6 +276,16 @@ class Attempt:
         if not callable(fn):
             raise CheckFailed(f"your file defines no function `{name}`", kind="missing")
         return Recorded(name, fn, self._path)
+
+
+@contextlib.contextmanager
+def unrecorded():
+    """Calls made inside keep no copies: for large inputs, and while memory is being measured."""
+    LOG.record = False
+    try:
+        yield
+    finally:
+        LOG.record = True
 
 
 def repro_for(calls: list[Call], inputs: Inputs | None, path: str | None) -> str:

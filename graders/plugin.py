@@ -33,7 +33,8 @@ def _name(item) -> str:
 
 
 def pytest_configure(config):
-    _STATE.update(path=config.getoption("--results"), timed_out=None, failing=[], kata=None, stdout=[])
+    _STATE.update(path=config.getoption("--results"), timed_out=None, failing=[], named=[], kata=None,
+                  stdout=[])
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -61,6 +62,8 @@ def _message(item, call) -> tuple[str, str, str | None]:
     if isinstance(exc, checks.CheckFailed):
         if exc.calls:
             _STATE["failing"].extend(exc.calls)
+        if exc.bug:
+            _STATE["named"].append(exc.bug)
         return "failed", exc.message, exc.repro
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if call.excinfo.typename == "Failed" and text.startswith("Timeout"):
@@ -101,10 +104,10 @@ def pytest_runtest_makereport(item, call):
 def pytest_sessionfinish(session):
     if not _STATE["path"]:
         return
-    if _STATE["failing"] and _STATE["kata"]:
+    if (_STATE["failing"] or _STATE["named"]) and _STATE["kata"]:
         from graders.diagnose import diagnose
 
-        found = diagnose(_STATE["kata"], _STATE["failing"], checks.HISTORY)
+        found = diagnose(_STATE["kata"], _STATE["failing"], checks.HISTORY, _STATE["named"])
         if found:
             _emit({"event": "diagnosis", **found})
     stdout = "".join(_STATE["stdout"])
