@@ -36,7 +36,8 @@ def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
     if x.dtype == object or y.dtype == object or x.shape != y.shape:
         return False
     if x.dtype == np.bool_ or y.dtype == np.bool_:
-        return bool(np.array_equal(x, y))
+        # a mask's dtype is graded: a float or int 0/1 array is not the same answer as a bool one
+        return x.dtype == y.dtype and bool(np.array_equal(x, y))
     rtol, atol = tolerance(dtype, extreme=True)
     try:
         return bool(np.allclose(x.astype(np.float64), y.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True))
