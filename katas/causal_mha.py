@@ -1,0 +1,51 @@
+"""Batched causal multi-head self-attention, from scratch in NumPy."""
+import numpy as np
+
+
+def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):
+    """Causal multi-head self-attention over a batch of sequences.
+
+    Task
+        Write the attention layer of a decoder: project x to queries, keys and values,
+        split the features into `n_heads` heads, let every position attend to itself and
+        the positions before it (never after), merge the heads and project with W_o.
+        Return the output and the attention weights. NumPy only, no loop over the batch.
+
+    Shapes
+        x        (B, T, d_model)          B sequences of T positions, float64 or float32
+        W_q, W_k, W_v, W_o  (d_model, d_model)
+        n_heads  int that divides d_model; d_head = d_model // n_heads
+        q, k, v  (B, T, d_model) -> split into heads -> (B, n_heads, T, d_head)
+        scores   (B, n_heads, T, T)       scores[b, h, i, j]: query i against key j
+        weights  (B, n_heads, T, T)       softmax of the masked scores over the keys
+        context  (B, n_heads, T, d_head) -> merge the heads -> (B, T, d_model)
+        returns  (y, weights) with y = merged context @ W_o, shape (B, T, d_model)
+
+    Conventions
+        - q = x @ W_q, and likewise k and v. Head h uses feature columns
+          h*d_head:(h+1)*d_head of each of q, k and v, and the heads are concatenated
+          back in that order before @ W_o.
+        - scores = q k^T / sqrt(d_head): the size of one head, not d_model. Transpose only
+          the last two axes of the 4-D k; `k.T` reverses all four.
+        - Causal: position i attends to keys 0..i. Mask the future with -inf BEFORE the
+          softmax, so that those weights are exactly 0 and every row still sums to 1.
+        - Softmax over the last axis (the keys), with the row maximum subtracted first.
+        - Merge the heads by moving them back behind the positions,
+          (B, n_heads, T, d_head) -> (B, T, n_heads, d_head), before reshaping to
+          (B, T, d_model). Reshaping straight away gives the right shape and wrong values.
+        - Raise ValueError when n_heads does not divide d_model.
+        - Do not modify any input: return new arrays.
+
+    What the grader checks
+        the shapes of y and weights; agreement with the reference over several seeds and
+        shapes (T = 1, odd sizes, one and several sequences, one head and several,
+        d_head = 1), in float64 and float32; every row of the weights sums to 1; the
+        strict upper triangle of the weights is exactly 0; prefix invariance (the first t
+        positions of x alone give the same first t outputs and weights); scores near 1e4
+        without overflow or NaN; head h is exactly single-head attention on its own
+        columns; each sequence of the batch is computed independently of the others; the
+        ValueError; and that the inputs are left unchanged.
+
+    Time budget: 40 minutes.
+    """
+    raise NotImplementedError("causal_mha: not implemented yet")
