@@ -1,0 +1,280 @@
+"""Grader for causal_mha(x, W_q, W_k, W_v, W_o, n_heads): batched causal multi-head attention.
+
+Sizes are given per case as B, T, n_heads and d_head (d_model = n_heads * d_head), so a
+shrunk failing case is always a valid call.
+"""
+import numpy as np
+
+from graders.checks import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
+                            expect_raises, expect_shape, expect_tuple, tolerance)
+
+SHAPES = "returns y (B, T, d_model) and weights (B, n_heads, T, T)"
+AGREES = "agrees with the reference"
+ROWS = "every row of the weights sums to 1"
+CAUSAL = "nothing attends to the future (the strict upper triangle of the weights is exactly 0)"
+PREFIX = "the first t positions do not depend on later ones (prefix invariance)"
+HUGE = "stays finite, causal and correct for scores of 1e4 and more"
+HEADS = "head h is attention on feature columns h*d_head:(h+1)*d_head"
+BATCH = "each sequence of the batch is computed on its own"
+RAISES = "raises ValueError when n_heads does not divide d_model"
+UNCHANGED = "leaves its inputs unchanged"
+
+# T, n_heads and d_head differ from one another in most cases, so a transpose of the wrong
+# axes changes a shape or a value instead of hiding; one case has n_heads == T on purpose.
+CASES = [
+    {"B": 2, "T": 5, "n_heads": 3, "d_head": 2, "seed": 0},
+    {"B": 1, "T": 1, "n_heads": 2, "d_head": 3, "seed": 1},
+    {"B": 3, "T": 4, "n_heads": 1, "d_head": 5, "seed": 2},
+    {"B": 2, "T": 7, "n_heads": 4, "d_head": 1, "seed": 3},
+    {"B": 1, "T": 6, "n_heads": 2, "d_head": 4, "seed": 4},
+    {"B": 2, "T": 3, "n_heads": 3, "d_head": 2, "seed": 5},
+]
+DTYPES = [dict(c, dtype=d) for c in CASES for d in ("float64", "float32")]
+CALL = "causal_mha(x, W_q, W_k, W_v, W_o, {})"
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _inputs(new, B, T, n_heads, d_head, dtype="float64", x_scale=1.0, w_scale=0.5):
+    """x and the four projections, registered so that a repro rebuilds them."""
+    d_model = n_heads * d_head
+    x = new.normal("x", (B, T, d_model), scale=x_scale, dtype=dtype)
+    weights = [new.normal(name, (d_model, d_model), scale=w_scale, dtype=dtype)
+               for name in ("W_q", "W_k", "W_v", "W_o")]
+    return x, weights
+
+
+def _call(impl, x, Ws, n_heads, what=None):
+    """The attempt's (y, weights), their shapes checked."""
+    B, T, d_model = x.shape
+    what = what or CALL.format(n_heads)
+    y, w = expect_tuple(impl.causal_mha(x, *Ws, n_heads), 2, what)
+    y = expect_shape(y, (B, T, d_model), f"y from {what}")
+    w = expect_shape(w, (B, n_heads, T, T), f"the weights array from {what}")
+    return y, w
+
+
+def _ref(ref, x, Ws, n_heads):
+    """The reference in float64 on the same (possibly float32) values."""
+    return ref.causal_mha(x.astype(np.float64), *(W.astype(np.float64) for W in Ws), n_heads)
+
+
+def _mismatch(got, want, rtol, atol):
+    """None when close, else (count, index, got, want) at the largest gap."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    ok = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    if np.all(ok):
+        return None
+    with np.errstate(invalid="ignore"):
+        gap = np.where(ok, 0.0, np.abs(got - want))
+    gap = np.where(np.isnan(gap), np.inf, gap)
+    idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
+    return int((~ok).sum()), idx, float(got[idx]), float(want[idx])
+
+
+def _g(v):
+    return f"{v:.6g}"
+
+
+def _scores(x, W_q, W_k, n_heads):
+    """The reference's scores (B, n_heads, T, T) before masking, in float64."""
+    x, W_q, W_k = (np.asarray(a, dtype=np.float64) for a in (x, W_q, W_k))
+    B, T, d_model = x.shape
+    d_head = d_model // n_heads
+    q = (x @ W_q).reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)
+    k = (x @ W_k).reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)
+    return q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)
+
+
+def _single_head(x, W_q, W_k, cols):
+    """Causal single-head weights of q = x @ W_q[:, cols], k = x @ W_k[:, cols], in float64."""
+    x, W_q, W_k = (np.asarray(a, dtype=np.float64) for a in (x, W_q, W_k))
+    q, k = x @ W_q[:, cols], x @ W_k[:, cols]                        # (B, T, d_head)
+    T, d_head = x.shape[1], q.shape[-1]
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)                 # (B, T, T)
+    s = np.where(np.triu(np.ones((T, T), dtype=bool), k=1), -np.inf, s)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)                         # (B, T, T)
+
+
+def _expect_causal(w):
+    """The strict upper triangle of every (T, T) block of the weights is exactly 0."""
+    T = w.shape[-1]
+    leak = (w != 0) & np.triu(np.ones((T, T), dtype=bool), k=1)        # NaN != 0 counts as a leak
+    if np.any(leak):
+        b, h, i, j = (int(v) for v in np.argwhere(leak)[0])
+        raise CheckFailed(f"in batch {b}, head {h}, position {i} attends to the later position {j} "
+                          f"(weight {_g(float(w[b, h, i, j]))}): the future must get weight exactly 0")
+
+
+# ----------------------------------------------------------------------------- the checks
+
+@check(SHAPES, CASES)
+def test_shapes(impl, new, B, T, n_heads, d_head):
+    x, Ws = _inputs(new, B, T, n_heads, d_head)
+    _call(impl, x, Ws, n_heads)
+
+
+@check(AGREES, DTYPES)
+def test_agrees(impl, new, ref, B, T, n_heads, d_head, dtype):
+    x, Ws = _inputs(new, B, T, n_heads, d_head, dtype)
+    y_ref, w_ref = _ref(ref, x, Ws, n_heads)
+    y, w = _call(impl, x, Ws, n_heads)
+    expect_close(w, w_ref, "the weights array", dtype)
+    try:
+        expect_close(y, y_ref, "y", dtype)
+    except CheckFailed as exc:
+        hint = ("with T = 1 every weight is 1, so y is (x @ W_v) @ W_o here: look at the value projection, "
+                "the merge of the heads and W_o" if T == 1 else
+                "the weights agree, so look at v and what follows the softmax: weights @ v, the merge of "
+                "the heads, W_o")
+        raise CheckFailed(f"{exc.message} ({hint})", kind=exc.kind) from None
+
+
+@check(ROWS, CASES)
+def test_rows_sum_to_one(impl, new, B, T, n_heads, d_head):
+    x, Ws = _inputs(new, B, T, n_heads, d_head)
+    _, w = _call(impl, x, Ws, n_heads)
+    sums = w.astype(np.float64).sum(axis=-1)                          # (B, n_heads, T)
+    bad = ~np.isclose(sums, 1.0, rtol=1e-6, atol=1e-9)
+    if np.any(bad):
+        b, h, i = (int(v) for v in np.argwhere(bad)[0])
+        total = float(sums[b, h, i])
+        why = (": a NaN row means every key of that row was masked, or exp overflowed"
+               if not np.isfinite(total) else "")
+        raise CheckFailed(f"row {i} of the weights (batch {b}, head {h}) sums to {_g(total)}, not 1{why}")
+
+
+@check(CAUSAL, [
+    {"B": 2, "T": 5, "n_heads": 2, "d_head": 3, "seed": 0},
+    {"B": 1, "T": 4, "n_heads": 1, "d_head": 2, "seed": 1},
+    {"B": 2, "T": 3, "n_heads": 3, "d_head": 2, "seed": 2},
+    {"B": 1, "T": 7, "n_heads": 4, "d_head": 1, "seed": 3},
+])
+def test_causal(impl, new, B, T, n_heads, d_head):
+    x, Ws = _inputs(new, B, T, n_heads, d_head)
+    _, w = _call(impl, x, Ws, n_heads)
+    _expect_causal(w)
+
+
+@check(PREFIX, [
+    {"B": 2, "T": 6, "t": 3, "n_heads": 2, "d_head": 3, "seed": 0},
+    {"B": 1, "T": 5, "t": 1, "n_heads": 3, "d_head": 2, "seed": 1},
+    {"B": 2, "T": 7, "t": 4, "n_heads": 1, "d_head": 4, "dtype": "float32", "seed": 2},
+], valid=lambda c: c["t"] < c["T"])
+def test_prefix(impl, new, B, T, t, n_heads, d_head, dtype="float64"):
+    x, Ws = _inputs(new, B, T, n_heads, d_head, dtype)
+    x_short = new.let("x_short", x[:, :t].copy(), f"x[:, :{t}].copy()")
+    y, w = _call(impl, x, Ws, n_heads)
+    expect_inputs_unchanged()  # else the second call would see other inputs
+    y_short, w_short = _call(impl, x_short, Ws, n_heads, CALL.format(n_heads).replace("(x,", "(x_short,"))
+    rtol, atol = tolerance(dtype)
+    for name, full, short in (("the weights", w[:, :, :t, :t], w_short), ("y", y[:, :t], y_short)):
+        found = _mismatch(short, full, rtol, atol)
+        if found:
+            n, idx, got, want = found
+            raise CheckFailed(f"cutting x to its first {t} of {T} positions changes {name} of those positions "
+                              f"({n} entries): at index {list(idx)} it is {_g(got)} with x[:, :{t}] and "
+                              f"{_g(want)} with all of x; the past must not depend on the future")
+
+
+# |x| ~ 25 and unit-variance weights put the largest scores near 1e4, |x| ~ 40 near 3e4 (where
+# a mask value of -1e4 is no longer far enough below the real scores)
+@check(HUGE, [
+    {"B": 2, "T": 5, "n_heads": 2, "d_head": 3, "dtype": "float64", "x_scale": 25.0, "seed": 0},
+    {"B": 2, "T": 5, "n_heads": 2, "d_head": 3, "dtype": "float32", "x_scale": 25.0, "seed": 1},
+    {"B": 1, "T": 6, "n_heads": 3, "d_head": 2, "dtype": "float64", "x_scale": 25.0, "seed": 2},
+    {"B": 2, "T": 5, "n_heads": 2, "d_head": 3, "dtype": "float64", "x_scale": 40.0, "seed": 1},
+])
+def test_huge_scores(impl, new, ref, B, T, n_heads, d_head, dtype, x_scale):
+    x, Ws = _inputs(new, B, T, n_heads, d_head, dtype, x_scale=x_scale, w_scale=1.0)
+    y_ref, w_ref = _ref(ref, x, Ws, n_heads)
+    y, w = _call(impl, x, Ws, n_heads)
+    try:
+        expect_finite(w, "the weights array")
+        expect_finite(y, "y")
+        _expect_causal(w)
+        expect_close(w, w_ref, "the weights array", dtype, extreme=True)
+        expect_close(y, y_ref, "y", dtype, extreme=True)
+    except CheckFailed as exc:
+        top = float(np.max(np.abs(_scores(x, Ws[0], Ws[1], n_heads))))
+        if top < 100:
+            raise
+        raise CheckFailed(f"{exc.message} (the scores here reach {top:.2g})", kind=exc.kind) from None
+
+
+@check(HEADS, [
+    {"B": 2, "T": 5, "n_heads": 3, "d_head": 2, "seed": 0},
+    {"B": 1, "T": 4, "n_heads": 2, "d_head": 3, "seed": 1},
+    {"B": 2, "T": 6, "n_heads": 4, "d_head": 2, "dtype": "float32", "seed": 2},
+])
+def test_head_columns(impl, new, B, T, n_heads, d_head, dtype="float64"):
+    x, Ws = _inputs(new, B, T, n_heads, d_head, dtype)
+    x64, W_q, W_k = x.astype(np.float64), Ws[0].astype(np.float64), Ws[1].astype(np.float64)
+    _, w = _call(impl, x, Ws, n_heads)
+    rtol, atol = tolerance(dtype)
+
+    def matches(h, cols):
+        return _mismatch(w[:, h], _single_head(x64, W_q, W_k, cols), rtol, atol) is None
+
+    for h in range(n_heads):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        found = _mismatch(w[:, h], _single_head(x64, W_q, W_k, cols), rtol, atol)
+        if found is None:
+            continue
+        _, (b, i, j), got, want = found
+        where = f"{h * d_head}:{(h + 1) * d_head}"
+        if matches(h, slice(h, None, n_heads)):
+            also = (f"; they match the strided columns {h}::{n_heads} instead, so the split put d_head "
+                    f"before n_heads (reshape to (B, T, n_heads, d_head))")
+        else:
+            other = [g for g in range(n_heads) if g != h and matches(h, slice(g * d_head, (g + 1) * d_head))]
+            also = (f"; they match the columns of head {other[0]} instead" if other else
+                    "; they match no other block of d_head columns either")
+        raise CheckFailed(f"the weights of head {h} are not causal single-head attention on feature columns "
+                          f"{where} of q and k: in batch {b}, query {i}, key {j} the weight is {_g(got)}, "
+                          f"expected {_g(want)}{also}")
+
+
+@check(BATCH, [
+    {"B": 3, "T": 4, "n_heads": 2, "d_head": 3, "seed": 0},
+    {"B": 2, "T": 5, "n_heads": 3, "d_head": 1, "seed": 1},
+], minimum={"B": 2})
+def test_batch_independence(impl, new, B, T, n_heads, d_head):
+    x, Ws = _inputs(new, B, T, n_heads, d_head)
+    y, w = _call(impl, x, Ws, n_heads)
+    expect_inputs_unchanged()  # else the later calls would see other inputs
+    rtol, atol = tolerance(np.float64)
+    for b in range(B):
+        xb = new.let(f"x{b}", x[b:b + 1].copy(), f"x[{b}:{b + 1}].copy()")
+        y_b, w_b = _call(impl, xb, Ws, n_heads, CALL.format(n_heads).replace("(x,", f"(x{b},"))
+        for name, alone, together in (("weights", w_b, w[b:b + 1]), ("y", y_b, y[b:b + 1])):
+            found = _mismatch(together, alone, rtol, atol)
+            if found:
+                n, idx, got, want = found
+                raise CheckFailed(f"sequence {b} of a batch of {B} gets a different {name} than x[{b}:{b + 1}] "
+                                  f"alone ({n} entries): at index {[b] + list(idx[1:])} it is {_g(got)} in "
+                                  f"the batch and {_g(want)} alone; sequences must not mix")
+
+
+@check(RAISES, [
+    {"B": 1, "T": 3, "d_model": 8, "n_heads": 3},
+    {"B": 2, "T": 2, "d_model": 6, "n_heads": 4},
+    {"B": 1, "T": 2, "d_model": 5, "n_heads": 2},
+    {"B": 1, "T": 2, "d_model": 4, "n_heads": 8},
+], valid=lambda c: c["d_model"] % c["n_heads"] != 0 and c["n_heads"] < c["d_model"])
+def test_raises(impl, new, B, T, d_model, n_heads):
+    x = new.normal("x", (B, T, d_model))
+    Ws = [new.normal(name, (d_model, d_model), scale=0.5) for name in ("W_q", "W_k", "W_v", "W_o")]
+    expect_raises(ValueError, impl.causal_mha, x, *Ws, n_heads,
+                  why=f"n_heads={n_heads} does not divide d_model={d_model}")
+
+
+@check(UNCHANGED, [
+    {"B": 2, "T": 4, "n_heads": 2, "d_head": 3, "dtype": "float64"},
+    {"B": 1, "T": 3, "n_heads": 3, "d_head": 2, "dtype": "float32"},
+])
+def test_inputs_unchanged(impl, new, B, T, n_heads, d_head, dtype):
+    x, Ws = _inputs(new, B, T, n_heads, d_head, dtype)
+    impl.causal_mha(x, *Ws, n_heads)
+    expect_inputs_unchanged()
