@@ -517,4 +517,4 @@ def reset(name):
 
 
 if __name__ == "__main__":  # pragma: no cover
-    cli()
+    cli(prog_name="kata")

@@ -1,0 +1,167 @@
+"""Fixtures for the command-line tests: a work folder, a clock that tests move by hand,
+a stand-in grader and stand-in stubs, so these tests never sleep and never depend on a
+real grader (tests/test_cli_round.py runs the real ones)."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+T0 = 1_750_000_000.0  # a fixed "now" for the clock
+
+
+class FakeClock:
+    def __init__(self, t: float = T0):
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+
+def stand_in_report(kata: str, path) -> dict:
+    """A report decided by markers in the file: NotImplementedError, `# PASS`, else a
+    failure with a message, a repro and a diagnosis."""
+    code = Path(path).read_text(encoding="utf-8")
+
+    def check(name, passed, message="", status=None, repro=None):
+        return {"name": name, "passed": passed, "message": message, "repro": repro,
+                "status": status or ("passed" if passed else "failed")}
+
+    if "# PASS" in code:
+        checks = [check("output shapes", True), check("agrees with the reference", True),
+                  check("rows sum to 1", True)]
+        diagnosis = None
+    elif "raise NotImplementedError" in code:
+        checks = [check("implemented", False, f"not implemented yet: `{kata}` still raises "
+                        "NotImplementedError", status="not_implemented")]
+        diagnosis = None
+    else:
+        checks = [check("output shapes", True),
+                  check("rows sum to 1", False, "weights row 3 sums to 0.74, expected 1",
+                        repro="import numpy as np\nx = np.ones((1, 4, 8))\nf(x)"),
+                  check("agrees with the reference", False, "largest difference 0.31")]
+        diagnosis = "future weights zeroed after the softmax without renormalising"
+    return {"kata": kata, "passed": all(c["passed"] for c in checks),
+            "not_implemented": checks[0]["status"] == "not_implemented", "checks": checks,
+            "diagnosis": diagnosis, "stdout": "", "seconds": 0.01}
+
+
+def make_tree(root: Path) -> Path:
+    """Stand-in stubs and references for every kata under root/katas and root/solutions."""
+    from practice import catalogue
+
+    for k in catalogue.katas():
+        stub = root / "katas" / f"{k.name}.py"
+        ref = root / "solutions" / f"{k.name}.py"
+        stub.parent.mkdir(parents=True, exist_ok=True)
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        doc = f'"""{k.title}.\n\nQUESTION {k.name}: write it with NumPy."""'
+        stub.write_text(f"{doc}\nimport numpy as np\n\n\ndef {k.name}(x):\n"
+                        f'    """Shapes: (T, d) -> (T, d)."""\n    raise NotImplementedError\n')
+        ref.write_text(f"{doc}\nimport numpy as np\n\n\ndef {k.name}(x):\n"
+                       f'    """Shapes: (T, d) -> (T, d)."""\n    return x * 1.0  # PASS\n')
+    return root
+
+
+def install_stand_ins(root: Path, calls: list | None = None) -> None:
+    """Point the catalogue at a stand-in tree and grade with the stand-in (used in-process
+    through monkeypatch, and by subprocesses started with `stand_in_command`)."""
+    from practice import catalogue, grading
+
+    catalogue.ROOT = Path(root)
+
+    def grade(kata, path):
+        if calls is not None:
+            calls.append((kata, str(path)))
+        return grading.normalise(stand_in_report(kata, path), kata)
+
+    grading.grade = grade
+
+
+def stand_in_command(root: Path, *args: str) -> list[str]:
+    """argv that runs the real `kata` command in a new process with the stand-ins (their
+    source is copied in, so the child does not pay for importing pytest)."""
+    import inspect
+
+    src = "\n".join(inspect.getsource(f) for f in (stand_in_report, install_stand_ins))
+    code = (f"import sys\nsys.path.insert(0, {str(REPO)!r})\nfrom pathlib import Path\n"
+            f"{src}\ninstall_stand_ins({str(root)!r})\n"
+            "import kata\nkata.cli(prog_name='kata')\n")
+    return [sys.executable, "-c", code, *args]
+
+
+class KataEnv:
+    """One user's world: KATA_HOME in tmp_path, a fake clock, the stand-in grader."""
+
+    def __init__(self, home: Path, root: Path, clock: FakeClock, calls: list):
+        self.home, self.root, self.clock, self.calls = home, root, clock, calls
+
+    def run(self, *args: str, input: str | None = None, env: dict | None = None):
+        from click.testing import CliRunner
+
+        import kata
+
+        try:
+            runner = CliRunner(mix_stderr=False)
+        except TypeError:  # click >= 8.2 always keeps stderr apart
+            runner = CliRunner()
+        result = runner.invoke(kata.cli, list(args), input=input, env=env,
+                               catch_exceptions=True, prog_name="kata")
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception  # a traceback for the user is a bug: fail loudly
+        return result
+
+    def attempt(self, name: str) -> Path:
+        return self.home / f"{name}.py"
+
+    def write(self, name: str, text: str) -> Path:
+        p = self.attempt(name)
+        p.write_text(text)
+        return p
+
+    def db(self):
+        import sqlite3
+
+        con = sqlite3.connect(self.home / "kata.sqlite3")
+        con.row_factory = sqlite3.Row
+        return con
+
+
+@pytest.fixture
+def kenv(tmp_path, monkeypatch) -> KataEnv:
+    from practice import catalogue, clock, grading
+
+    home = tmp_path / "home"
+    root = make_tree(tmp_path / "tree")
+    fake = FakeClock()
+    calls: list = []
+    monkeypatch.setenv("KATA_HOME", str(home))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("KATA_FAULT", raising=False)
+    monkeypatch.setattr(clock, "now", fake)
+    monkeypatch.setattr(catalogue, "ROOT", root)
+
+    def grade(kata, path):
+        calls.append((kata, str(path)))
+        return grading.normalise(stand_in_report(kata, path), kata)
+
+    monkeypatch.setattr(grading, "grade", grade)
+    return KataEnv(home, root, fake, calls)
+
+
+@pytest.fixture
+def subprocess_env(tmp_path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KATA_")}
+    env["KATA_HOME"] = str(tmp_path / "home")
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["NO_COLOR"] = "1"
+    return env

@@ -1,0 +1,506 @@
+"""Every command through click's CliRunner, with a stand-in grader and a hand-moved clock."""
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+
+import click
+import pytest
+
+import kata
+from practice import catalogue
+
+
+def counts(kenv) -> dict:
+    if not (kenv.home / "kata.sqlite3").exists():
+        return {}
+    con = kenv.db()
+    out = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+           for t in ("attempts", "checks", "events", "mocks")}
+    con.close()
+    return out
+
+
+# -- help and errors ---------------------------------------------------------------------
+def test_every_command_and_option_has_help():
+    ctx = click.Context(kata.cli)
+    for name in kata.cli.list_commands(ctx):
+        cmd = kata.cli.get_command(ctx, name)
+        assert cmd.help and cmd.help.strip(), name
+        for p in cmd.params:
+            if isinstance(p, click.Option) and p.name != "help":
+                assert p.help, f"kata {name} {p.opts[0]} has no help"
+    assert set(kata.cli.list_commands(ctx)) >= {
+        "list", "start", "check", "status", "pause", "resume", "watch", "submit", "mock",
+        "hint", "solution", "compare", "history", "reset"}
+
+
+def test_help_runs_for_every_command(kenv):
+    for name in kata.cli.list_commands(click.Context(kata.cli)):
+        r = kenv.run(name, "--help")
+        assert r.exit_code == 0, name
+        assert "Usage: kata " + name in r.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["start", "causal_mah"], ["check", "sofmax"], ["hint", "causal_mah"],
+    ["solution", "sofmax"], ["reset", "causal_mah"], ["history", "sofmax"],
+])
+def test_unknown_kata_is_a_usage_error_with_did_you_mean(kenv, args):
+    r = kenv.run(*args)
+    assert r.exit_code == 2
+    assert "Did you mean" in r.stderr
+    assert "Traceback" not in r.stderr + r.stdout
+
+
+def test_wrong_command_lines_exit_2(kenv):
+    assert kenv.run("start").exit_code == 2
+    assert kenv.run("start", "softmax", "--minutes", "0").exit_code == 2
+    assert kenv.run("mock", "--count", "0").exit_code == 2
+    assert kenv.run("history", "--attempt", "1").exit_code == 2
+    assert kenv.run("frobnicate").exit_code == 2
+
+
+# -- list ---------------------------------------------------------------------------------
+def test_list_shows_every_kata_one_a_line_name_first(kenv):
+    r = kenv.run("list")
+    assert r.exit_code == 0
+    lines = r.stdout.strip().splitlines()
+    names = catalogue.names()
+    assert lines[0].split()[0] == "kata"  # the header
+    assert [ln.split()[0] for ln in lines[1:]] == names
+    assert all("not started" in ln for ln in lines[1:])
+    assert not any(ch in r.stdout for ch in "│┃|+═─")
+
+
+def test_list_gains_status_best_time_and_last_result(kenv):
+    kenv.run("start", "softmax")
+    kenv.run("start", "causal_mha")
+    kenv.clock.advance(125)
+    kenv.write("causal_mha", "def f(): return 1  # PASS\n")
+    kenv.run("check", "causal_mha")
+    kenv.run("submit", "causal_mha")
+    rows = {ln.split()[0]: ln for ln in kenv.run("list").stdout.splitlines()[1:]}
+    assert "in progress" in rows["softmax"]
+    assert "passed" in rows["causal_mha"] and "2:05" in rows["causal_mha"]
+    assert "passed 3/3" in rows["causal_mha"]
+    assert "not started" in rows["gqa"]
+
+
+# -- start ---------------------------------------------------------------------------------
+def test_start_copies_the_stub_prints_question_path_and_starts_the_clock(kenv):
+    r = kenv.run("start", "causal_mha")
+    assert r.exit_code == 0
+    path = kenv.attempt("causal_mha")
+    assert path.read_text() == (kenv.root / "katas" / "causal_mha.py").read_text()
+    assert "QUESTION causal_mha" in r.stdout
+    assert str(path) in r.stdout
+    assert "40:00 left" in r.stdout  # the kata's own budget
+    con = kenv.db()
+    a = con.execute("SELECT * FROM attempts").fetchone()
+    assert a["kata"] == "causal_mha" and a["budget"] == 40 * 60 and a["clock"] == "running"
+
+
+def test_start_again_resumes_and_says_so_and_never_overwrites(kenv):
+    kenv.run("start", "softmax", "--minutes", "7")
+    kenv.write("softmax", "my work\n")
+    kenv.clock.advance(60)
+    r = kenv.run("start", "softmax")
+    assert "Resuming" in r.stdout
+    assert kenv.attempt("softmax").read_text() == "my work\n"
+    assert "1:00 used, 6:00 left of 7:00" in r.stdout
+    assert counts(kenv)["attempts"] == 1
+
+
+def test_start_of_another_kata_pauses_the_running_one(kenv):
+    kenv.run("start", "softmax")
+    kenv.clock.advance(30)
+    r = kenv.run("start", "rope")
+    assert "Paused softmax at 0:30" in r.stdout
+    kenv.clock.advance(600)
+    r = kenv.run("resume", "softmax")
+    assert "0:30 used" in r.stdout
+    assert "Paused rope at 10:00" in r.stdout
+
+
+def test_start_fresh_archives_the_old_attempt_and_records_a_restart(kenv):
+    kenv.run("start", "softmax")
+    kenv.write("softmax", "first try\n")
+    kenv.clock.advance(90)
+    r = kenv.run("start", "softmax", "--fresh")
+    assert r.exit_code == 0 and "Archived the previous attempt" in r.stdout
+    assert "raise NotImplementedError" in kenv.attempt("softmax").read_text()
+    archived = list((kenv.home / "archive" / "softmax").glob("*.py"))
+    assert [p.read_text() for p in archived] == ["first try\n"]
+    con = kenv.db()
+    old, new = con.execute("SELECT * FROM attempts ORDER BY id").fetchall()
+    assert old["state"] == "archived" and old["time_used"] == 90 and old["archive"] == str(archived[0])
+    assert new["restarted_from"] == old["id"] and new["elapsed"] == 0
+    assert "a restart" in kenv.run("history", "softmax").stdout
+
+
+def test_start_edit_opens_the_editor(kenv, tmp_path):
+    log = tmp_path / "editor.log"
+    script = tmp_path / "editor.py"
+    script.write_text(f"import sys; open({str(log)!r}, 'a').write(sys.argv[1])\n")
+    r = kenv.run("start", "rms_norm", "--edit", env={"EDITOR": f"{sys.executable} {script}",
+                                                      "VISUAL": ""})
+    assert r.exit_code == 0, r.stderr
+    assert log.read_text() == str(kenv.attempt("rms_norm"))
+
+
+def test_start_refused_during_a_mock(kenv):
+    kenv.run("mock", "--seed", "1")
+    r = kenv.run("start", "softmax")
+    assert r.exit_code == 1 and "mock interview is running" in r.stderr
+
+
+# -- check --------------------------------------------------------------------------------
+def test_check_file_grades_that_file_and_changes_nothing(kenv, tmp_path):
+    kenv.run("start", "softmax")
+    before = counts(kenv)
+    f = tmp_path / "anything.py"
+    f.write_text("x = 1  # PASS\n")
+    r = kenv.run("check", "softmax", "--file", str(f))
+    assert r.exit_code == 0
+    assert kenv.calls[-1] == ("softmax", str(f))
+    assert counts(kenv) == before
+
+
+def test_check_file_takes_the_name_from_the_file(kenv, tmp_path):
+    f = tmp_path / "causal_mask.py"
+    f.write_text("def f(): pass\n")
+    r = kenv.run("check", "--file", str(f))
+    assert r.exit_code == 1
+    assert kenv.calls[-1] == ("causal_mask", str(f))
+    assert not (kenv.home / "kata.sqlite3").exists()  # no state at all
+
+
+def test_check_file_usage_errors(kenv, tmp_path):
+    r = kenv.run("check", "--file", str(tmp_path / "missing.py"))
+    assert r.exit_code == 2
+    f = tmp_path / "mine.py"
+    f.write_text("x = 1\n")
+    r = kenv.run("check", "--file", str(f))
+    assert r.exit_code == 2 and "kata check NAME --file" in r.stderr
+    r = kenv.run("check", "sofmax", "--file", str(f))
+    assert r.exit_code == 2 and "softmax" in r.stderr
+
+
+def test_check_json_prints_exactly_one_object_on_stdout(kenv, tmp_path):
+    kenv.run("start", "softmax")
+    r = kenv.run("check", "--json")
+    assert r.exit_code == 1
+    report = json.loads(r.stdout)
+    assert report["kata"] == "softmax" and report["passed"] is False
+    assert "not implemented yet" in report["checks"][0]["message"]
+    assert "used" in r.stderr  # the clock goes to stderr
+    f = tmp_path / "softmax.py"
+    f.write_text("# PASS\n")
+    r = kenv.run("check", "--file", str(f), "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["passed"] is True
+
+
+def test_check_records_the_code_it_graded_and_shows_the_time(kenv):
+    kenv.run("start", "softmax")
+    kenv.clock.advance(61)
+    kenv.write("softmax", "def softmax(z): return z\n")
+    r = kenv.run("check")
+    assert r.exit_code == 1
+    assert "1:01 used, 8:59 left of 10:00" in r.stdout
+    con = kenv.db()
+    c = con.execute("SELECT * FROM checks").fetchone()
+    assert c["code"] == "def softmax(z): return z\n" and c["clock"] == 61 and c["passed"] == 0
+    assert json.loads(c["report"])["checks"][1]["name"] == "rows sum to 1"
+
+
+def test_check_renders_failures_repro_and_diagnosis(kenv):
+    kenv.run("start", "softmax")
+    kenv.write("softmax", "def softmax(z): return z\n")
+    out = kenv.run("check").stdout
+    lines = out.splitlines()
+    assert any(ln.strip() == "✓ output shapes" for ln in lines)
+    assert any(ln.strip() == "✗ rows sum to 1" for ln in lines)
+    i = next(i for i, ln in enumerate(lines) if ln.strip() == "✗ rows sum to 1")
+    assert lines[i + 1].startswith("      weights row 3 sums to 0.74")
+    assert any(ln.startswith("          x = np.ones((1, 4, 8))") for ln in lines)
+    assert "Likely cause: future weights zeroed" in out
+    assert "1/3 checks passed" in out
+
+
+def test_check_of_an_untouched_stub_says_not_implemented_once(kenv):
+    kenv.run("start", "softmax")
+    out = kenv.run("check").stdout
+    assert out.count("not implemented yet") == 1
+    assert "✗" not in out and "0/1" not in out
+
+
+def test_check_overtime(kenv):
+    kenv.run("start", "softmax", "--minutes", "5")
+    kenv.clock.advance(5 * 60 + 75)
+    assert "1:15 over the 5:00 budget" in kenv.run("check").stdout
+    kenv.write("softmax", "# PASS\n")
+    kenv.run("check")
+    r = kenv.run("submit")
+    assert "over time" in r.stdout
+    con = kenv.db()
+    assert con.execute("SELECT overtime FROM attempts").fetchone()[0] == 1
+
+
+def test_check_nothing_to_grade_is_exit_2(kenv):
+    r = kenv.run("check")
+    assert r.exit_code == 2 and "nothing to grade" in r.stderr
+    r = kenv.run("check", "gqa")
+    assert r.exit_code == 2 and "kata start gqa" in r.stderr
+    kenv.run("start", "gqa")
+    kenv.attempt("gqa").unlink()  # the user deleted it
+    r = kenv.run("check", "gqa")
+    assert r.exit_code == 2 and "missing" in r.stderr
+
+
+def test_check_names_the_attempt_or_the_open_session(kenv):
+    kenv.run("start", "softmax")
+    kenv.run("start", "rope")
+    kenv.run("check")
+    assert kenv.calls[-1] == ("rope", str(kenv.attempt("rope")))
+    kenv.run("check", "softmax")
+    assert kenv.calls[-1] == ("softmax", str(kenv.attempt("softmax")))
+
+
+def test_passing_stops_the_clock_and_failing_again_restarts_it(kenv):
+    kenv.run("start", "softmax")
+    kenv.clock.advance(100)
+    kenv.write("softmax", "# PASS\n")
+    r = kenv.run("check")
+    assert r.exit_code == 0 and "Solved in 1:40" in r.stdout
+    kenv.clock.advance(500)
+    assert "1:40 used" in kenv.run("status").stdout
+    kenv.write("softmax", "broken\n")
+    r = kenv.run("check")
+    assert "clock runs again" in r.stdout
+    kenv.clock.advance(20)
+    assert "2:00 used" in kenv.run("status").stdout
+
+
+# -- status, pause, resume ----------------------------------------------------------------
+def test_status_pause_resume(kenv):
+    assert "No kata in progress" in kenv.run("status").stdout
+    assert kenv.run("pause").exit_code == 1
+    kenv.run("start", "softmax")
+    kenv.clock.advance(42)
+    r = kenv.run("pause")
+    assert r.exit_code == 0 and "Paused softmax at 0:42" in r.stdout
+    assert kenv.run("pause").exit_code == 1  # already paused: a clear error
+    kenv.clock.advance(3600)
+    st = kenv.run("status").stdout
+    assert "0:42 used" in st and "(paused)" in st
+    r = kenv.run("resume")
+    assert "Resumed softmax" in r.stdout
+    kenv.clock.advance(8)
+    assert "0:50 used" in kenv.run("status").stdout
+    con = kenv.db()
+    kinds = [r[0] for r in con.execute("SELECT kind FROM events ORDER BY id")]
+    assert kinds.count("pause") == 1 and kinds.count("unpause") == 1
+
+
+def test_resume_without_anything_in_progress_is_an_error(kenv):
+    r = kenv.run("resume")
+    assert r.exit_code == 1 and "no kata is in progress" in r.stderr
+    r = kenv.run("resume", "softmax")
+    assert r.exit_code == 1
+
+
+# -- hints ----------------------------------------------------------------------------------
+def test_hints_come_one_at_a_time_and_are_recorded(kenv):
+    k = catalogue.get("causal_mha")
+    kenv.run("start", "causal_mha")
+    for i, h in enumerate(k.hints, 1):
+        r = kenv.run("hint")
+        assert f"Hint {i} of {len(k.hints)}" in r.stdout and h in r.stdout
+    r = kenv.run("hint")
+    assert "No more hints" in r.stdout
+    con = kenv.db()
+    assert con.execute("SELECT hints FROM attempts").fetchone()[0] == len(k.hints)
+    assert f"hints:  {len(k.hints)} of {len(k.hints)}" in kenv.run("status").stdout
+
+
+def test_hint_without_an_attempt_needs_a_name(kenv):
+    assert kenv.run("hint").exit_code == 2
+    r = kenv.run("hint", "softmax")
+    assert r.exit_code == 0 and "Hint 1" in r.stdout
+
+
+# -- submit ---------------------------------------------------------------------------------
+def test_submit_records_the_result_and_shows_follow_ups(kenv):
+    k = catalogue.get("softmax")
+    kenv.run("start", "softmax")
+    kenv.run("hint")
+    kenv.clock.advance(200)
+    kenv.write("softmax", "# PASS\n")
+    r = kenv.run("submit")
+    assert r.exit_code == 0
+    assert "Recorded: passed in 3:20 of 10:00; 1 check, 1 hint, solution not viewed" in r.stdout
+    for q in k.follow_ups:
+        assert q[:40] in r.stdout.replace("\n     ", " ")
+    con = kenv.db()
+    a = con.execute("SELECT * FROM attempts").fetchone()
+    assert (a["state"], a["passed"], a["time_used"], a["hints"]) == ("submitted", 1, 200, 1)
+    assert kenv.run("submit").exit_code == 1  # nothing open any more
+    assert "No kata in progress" in kenv.run("status").stdout
+
+
+def test_submit_of_a_failing_attempt_exits_1_and_records_it(kenv):
+    kenv.run("start", "softmax")
+    r = kenv.run("submit")
+    assert r.exit_code == 1 and "Recorded: not passed" in r.stdout
+    con = kenv.db()
+    assert con.execute("SELECT passed FROM attempts").fetchone()[0] == 0
+
+
+# -- solution and compare -------------------------------------------------------------------
+def test_solution_asks_first_then_shows_and_records(kenv):
+    kenv.run("start", "softmax")
+    r = kenv.run("solution", "softmax", input="n\n")
+    assert r.exit_code == 0 and "Not shown" in r.stdout and "# PASS" not in r.stdout
+    r = kenv.run("solution", "softmax")  # no answer at all
+    assert r.exit_code == 1 and "--yes" in r.stderr
+    r = kenv.run("solution", "softmax", input="y\n")
+    assert r.exit_code == 0 and "return x * 1.0  # PASS" in r.stdout
+    con = kenv.db()
+    assert con.execute("SELECT solution_viewed FROM attempts").fetchone()[0] == 1
+    assert "solution viewed" in kenv.run("submit").stdout
+
+
+def test_solution_needs_no_confirmation_once_passed_or_time_is_up(kenv):
+    kenv.run("start", "softmax", "--minutes", "1")
+    kenv.clock.advance(61)
+    r = kenv.run("solution", "softmax")
+    assert r.exit_code == 0 and "# PASS" in r.stdout
+    r = kenv.run("solution", "rope", "--yes")
+    assert r.exit_code == 0 and "def rope" in r.stdout
+
+
+def test_compare_side_by_side_plain_without_a_terminal(kenv):
+    kenv.run("start", "rope")
+    kenv.write("rope", kenv.attempt("rope").read_text().replace(
+        "raise NotImplementedError", "return x + 1  # mine"))
+    r = kenv.run("compare", "--yes", "--width", "120", env={"NO_COLOR": "1"})
+    assert r.exit_code == 0, r.stderr
+    assert "\x1b[" not in r.stdout
+    rows = r.stdout.splitlines()
+    # equal lines face each other; the changed line sits beside the reference's
+    same = [ln for ln in rows if ln.count('"""Shapes: (T, d) -> (T, d)."""') == 2]
+    assert len(same) == 1
+    changed = [ln for ln in rows if "return x + 1  # mine" in ln]
+    assert len(changed) == 1 and "return x * 1.0  # PASS" in changed[0] and "~" in changed[0]
+    con = kenv.db()
+    assert con.execute("SELECT count(*) FROM events WHERE kind = 'compare'").fetchone()[0] == 1
+
+
+def test_compare_wraps_to_the_width(kenv):
+    kenv.run("start", "rope")
+    kenv.write("rope", "x = '" + "a" * 150 + "'\n")
+    r = kenv.run("compare", "rope", "--yes", "--width", "80")
+    assert max(len(ln) for ln in r.stdout.splitlines()) <= 80
+    assert r.stdout.count("a") >= 150
+
+
+def test_compare_needs_an_attempt(kenv):
+    r = kenv.run("compare", "rope", "--yes")
+    assert r.exit_code == 2 and "kata start rope" in r.stderr
+
+
+# -- reset ----------------------------------------------------------------------------------
+def test_reset_archives_and_puts_the_stub_back(kenv):
+    kenv.run("start", "swiglu")
+    kenv.write("swiglu", "half done\n")
+    kenv.clock.advance(30)
+    r = kenv.run("reset", "swiglu")
+    assert r.exit_code == 0 and "Archived" in r.stdout
+    assert "raise NotImplementedError" in kenv.attempt("swiglu").read_text()
+    archived = list((kenv.home / "archive" / "swiglu").glob("*.py"))
+    assert [p.read_text() for p in archived] == ["half done\n"]
+    con = kenv.db()
+    a = con.execute("SELECT * FROM attempts").fetchone()
+    assert a["state"] == "archived" and a["end_reason"] == "reset" and a["time_used"] == 30
+    hist = kenv.run("history", "swiglu").stdout
+    assert "abandoned" in hist and "archive" in hist
+    r = kenv.run("start", "swiglu")
+    assert "Clock started" in r.stdout and "Resuming" not in r.stdout
+
+
+# -- history --------------------------------------------------------------------------------
+def test_history_lists_attempts_best_times_and_what_next(kenv):
+    kenv.run("start", "softmax")
+    kenv.clock.advance(300)
+    kenv.write("softmax", "# PASS\n")
+    kenv.run("submit")
+    kenv.clock.advance(86400)
+    kenv.run("start", "softmax")
+    kenv.clock.advance(100)
+    kenv.write("softmax", "# PASS again\n")
+    kenv.run("submit")
+    r = kenv.run("history")
+    assert r.exit_code == 0
+    out = r.stdout
+    attempt_rows = [ln for ln in out.splitlines() if ln.startswith("softmax ")]
+    assert len(attempt_rows) >= 2
+    assert "Best time per kata" in out and "1:40" in out.split("Best time per kata")[1]
+    nxt = out.split("What to practise next")[1].strip().splitlines()
+    assert nxt[0].split()[0] == "causal_mask"  # never tried comes first, softmax is not due
+
+
+def test_history_replays_an_attempt_check_by_check(kenv):
+    kenv.run("start", "softmax")
+    kenv.clock.advance(10)
+    kenv.run("check")
+    kenv.write("softmax", "def softmax(z):\n    return z\n")
+    kenv.clock.advance(50)
+    kenv.run("check")
+    kenv.run("hint")
+    kenv.write("softmax", "def softmax(z):\n    return z  # PASS\n")
+    kenv.clock.advance(50)
+    kenv.run("check")
+    r = kenv.run("history", "softmax", "--attempt", "1")
+    assert r.exit_code == 0
+    out = r.stdout
+    assert "check 1 at 0:10" in out and "not implemented yet" in out
+    assert "check 2 at 1:00" in out and "failing: rows sum to 1" in out
+    assert "hint 1:" in out
+    assert "check 3 at 1:50" in out and "3/3 checks passed" in out
+    assert "+    return z  # PASS" in out and "-    return z" in out
+    full = kenv.run("history", "softmax", "--attempt", "1", "--full").stdout
+    assert full.count("|def softmax(z):") == 2
+    r = kenv.run("history", "softmax", "--attempt", "2")
+    assert r.exit_code == 2 and "no attempt 2" in r.stderr
+
+
+# -- the work folder --------------------------------------------------------------------------
+def test_kata_home_is_the_work_folder(kenv, tmp_path):
+    kenv.run("start", "softmax")
+    assert (kenv.home / "softmax.py").exists() and (kenv.home / "kata.sqlite3").exists()
+
+
+def test_default_work_folder_is_inside_the_repository(monkeypatch):
+    from practice import paths
+
+    monkeypatch.delenv("KATA_HOME", raising=False)
+    assert paths.home() == paths.REPO / "work"
+    monkeypatch.setattr(paths, "REPO", paths.REPO / "nowhere")
+    monkeypatch.setenv("XDG_DATA_HOME", "/data")
+    if sys.platform.startswith("linux"):
+        assert str(paths.home()) == "/data/attention-katas"
+
+
+def test_a_database_error_mid_command_is_not_a_traceback(kenv, monkeypatch):
+    from practice import sessions
+
+    kenv.run("start", "softmax")
+
+    def broken(self):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(sessions.Practice, "open_attempts", broken)
+    r = kenv.run("status")
+    assert r.exit_code == 1 and "run the command again" in r.stderr

@@ -1,0 +1,86 @@
+"""A full practice round as a user types it, each command a real `kata` process with the
+real grader: start, check, hint, check, submit, history, list."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def kata(env, *args, timeout=240):
+    return subprocess.run([sys.executable, "-m", "kata", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_full_practice_round_in_real_processes(subprocess_env):
+    home = Path(subprocess_env["KATA_HOME"])
+    r = kata(subprocess_env, "start", "softmax")
+    assert r.returncode == 0, r.stderr
+    attempt = home / "softmax.py"
+    assert str(attempt) in r.stdout and "def softmax(z, axis=-1):" in r.stdout
+
+    r = kata(subprocess_env, "check")
+    assert r.returncode == 1, r.stderr
+    assert "not implemented yet" in r.stdout and "left of 10:00" in r.stdout
+
+    r = kata(subprocess_env, "hint")
+    assert r.returncode == 0 and "Hint 1 of" in r.stdout
+
+    # A classic mistake first (no max subtraction), then the right answer.
+    attempt.write_text("import numpy as np\n\n\ndef softmax(z, axis=-1):\n"
+                       "    e = np.exp(z)\n    return e / e.sum(axis=axis, keepdims=True)\n")
+    r = kata(subprocess_env, "check", "--json")
+    assert r.returncode == 1
+    report = json.loads(r.stdout)
+    assert report["kata"] == "softmax" and not report["passed"]
+    assert any(not c["passed"] for c in report["checks"])
+    assert "used" in r.stderr
+
+    attempt.write_text((REPO / "solutions" / "softmax.py").read_text())
+    r = kata(subprocess_env, "check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Solved in" in r.stdout
+
+    r = kata(subprocess_env, "submit")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Recorded: passed" in r.stdout and "1 hint" in r.stdout and "4 checks" in r.stdout  # three and the final grading
+    assert "An interviewer would ask next" in r.stdout
+
+    r = kata(subprocess_env, "history", "softmax")
+    assert r.returncode == 0
+    row = next(ln for ln in r.stdout.splitlines() if ln.startswith("softmax "))
+    assert " passed " in row and " practice " in row
+
+    r = kata(subprocess_env, "history", "softmax", "--attempt", "1")
+    assert "check 1" in r.stdout and "check 4" in r.stdout  # three checks and the submit
+    assert "e = np.exp(z)" in r.stdout
+
+    r = kata(subprocess_env, "list")
+    row = next(ln for ln in r.stdout.splitlines() if ln.startswith("softmax "))
+    assert re.search(r" passed +\d+:\d\d +passed (\d+)/\1$", row), row
+
+
+def test_the_contract_command_lines_on_the_reference_and_the_stub(subprocess_env):
+    r = kata(subprocess_env, "check", "softmax", "--file", "solutions/softmax.py")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = kata(subprocess_env, "check", "--file", "katas/softmax.py", "--json")
+    assert r.returncode == 1
+    report = json.loads(r.stdout)
+    assert "not implemented yet" in json.dumps(report["checks"])
+    r = kata(subprocess_env, "check", "sofmax", "--file", "katas/softmax.py")
+    assert r.returncode == 2 and "Did you mean softmax" in r.stderr
+    assert not (Path(subprocess_env["KATA_HOME"]) / "kata.sqlite3").exists()
+
+
+def test_importing_the_command_loads_nothing_heavy():
+    code = ("import sys, kata, practice.grading, graders.harness; "
+            "print(sorted(m for m in ('numpy', 'pytest', 'rich', 'watchdog', 'pygments') "
+            "if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"

@@ -1,0 +1,70 @@
+"""`kata history`: every attempt with its details, best times, what next, archived files."""
+from __future__ import annotations
+
+import re
+
+
+def rows(out: str, kata: str) -> list[str]:
+    section = out.split("Best time per kata")[0].split("What to practise next")[0]
+    return [ln for ln in section.splitlines() if ln.startswith(kata + " ")]
+
+
+def test_history_shows_mode_time_result_hints_and_solution_viewed(kenv):
+    kenv.run("start", "softmax")
+    kenv.run("hint")
+    kenv.run("solution", "softmax", "--yes")
+    kenv.clock.advance(13 * 60)  # over the 10 minute budget
+    kenv.write("softmax", "# PASS\n")
+    kenv.run("submit")
+    out = kenv.run("history").stdout
+    (row,) = rows(out, "softmax")
+    cells = re.split(r"\s{2,}", row)
+    # kata, #, started, mode, time, result, checks, hints, solution, file
+    assert cells[1] == "1" and cells[3] == "practice" and cells[4] == "13:00"
+    assert cells[5] == "passed, over time" and cells[6] == "1" and cells[7] == "1"
+    assert cells[8] == "viewed" and cells[9].endswith("softmax.py")
+
+
+def test_archived_attempts_are_listed_with_their_files(kenv):
+    kenv.run("start", "rope")
+    kenv.write("rope", "first\n")
+    kenv.run("start", "rope", "--fresh")
+    kenv.write("rope", "second\n")
+    kenv.run("reset", "rope")
+    out = kenv.run("history", "rope").stdout
+    first, second, *rest = rows(out, "rope")
+    assert not rest
+    f1, f2 = first.split()[-1], second.split()[-1]
+    assert "archive/rope/" in f1 and "archive/rope/" in f2 and f1 != f2
+    assert open(f1).read() == "first\n"
+    assert open(f2).read() == "second\n"
+    assert "a restart" in second
+
+
+def test_best_time_is_the_fastest_pass(kenv):
+    for minutes in (9, 4, 6):
+        kenv.run("start", "softmax")
+        kenv.clock.advance(minutes * 60)
+        kenv.write("softmax", "# PASS\n")
+        kenv.run("submit")
+        kenv.clock.advance(86400)
+    out = kenv.run("history").stdout
+    best = out.split("Best time per kata")[1].split("What to practise next")[0]
+    assert re.search(r"softmax\s+4:00", best)
+    assert re.search(r"^softmax .* 4:00 ", kenv.run("list").stdout, re.M)
+
+
+def test_what_next_follows_the_schedule(kenv):
+    kenv.run("start", "softmax")
+    kenv.write("softmax", "# PASS\n")
+    kenv.run("submit")  # passed quickly: comes back in days
+    kenv.run("start", "rope")
+    kenv.run("submit")  # failed: comes back tomorrow
+    out = kenv.run("history", "rope").stdout.split("What to practise next")[1]
+    assert re.search(r"rope\s+in 1 day\s+not passed last time", out)
+    kenv.clock.advance(2 * 86400)
+    out = kenv.run("history").stdout.split("What to practise next")[1]
+    nxt = [ln.split()[0] for ln in out.strip().splitlines()]
+    assert "softmax" not in nxt[:5] and nxt[0] == "causal_mask"
+    status = kenv.run("status").stdout
+    assert "Next up: causal_mask (never tried)" in status
