@@ -1,0 +1,116 @@
+"""Grouped-query attention, and what it saves in the KV cache."""
+import numpy as np
+
+
+def gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads):
+    """Causal grouped-query attention: n_heads query heads share n_kv_heads key/value heads.
+
+    Task
+        Write the attention layer that recent open-weights models ship in place of
+        multi-head attention. Every query head keeps its own projection, but keys and
+        values have only n_kv_heads heads, each shared by a group of
+        n_heads // n_kv_heads neighbouring query heads. Keys and values are what a
+        KV cache stores during generation, so fewer KV heads means a smaller cache.
+        With n_kv_heads == n_heads this is ordinary multi-head attention; with
+        n_kv_heads == 1 it is multi-query attention. NumPy only.
+
+    Shapes
+        x        (B, T, d_model), float64 or float32
+        W_q      (d_model, n_heads * d_head)
+        W_k      (d_model, n_kv_heads * d_head)
+        W_v      (d_model, n_kv_heads * d_head)
+        W_o      (n_heads * d_head, d_model)
+        d_head   W_q.shape[1] // n_heads. It need NOT equal d_model // n_heads:
+                 d_model and n_heads * d_head are independent sizes.
+        q        (B, n_heads, T, d_head)
+        k, v     (B, n_kv_heads, T, d_head), then shared out to (B, n_heads, T, d_head)
+        scores   (B, n_heads, T, T)
+        returns  (y, weights): y (B, T, d_model), weights (B, n_heads, T, T), the
+                 attention weights of every query head after the softmax.
+
+    Conventions
+        - Head h of a projection is its feature columns h*d_head:(h+1)*d_head.
+        - Query head h uses key/value head h // (n_heads // n_kv_heads): neighbouring
+          query heads share a KV head. With 4 query heads and 2 KV heads, query heads
+          0 and 1 use KV head 0, and query heads 2 and 3 use KV head 1.
+        - Scores are q k^T / sqrt(d_head). Always causal: position i attends to
+          positions 0..i only, masked with -inf before the softmax, so future weights
+          are exactly 0 and every row of weights sums to 1.
+        - The heads' outputs are put back side by side in head order,
+          (B, T, n_heads * d_head), before `@ W_o`.
+        - ValueError if n_heads does not divide W_q.shape[1], or if n_kv_heads does
+          not divide n_heads.
+        - Do not modify any input array.
+
+    What the grader checks
+        the shapes of y and weights; agreement with the reference on several seeds and
+        shapes (T = 1, batch of 1 and more, odd sizes, float32 and float64); d_model
+        different from n_heads * d_head; no overflow when scores are in the thousands
+        (subtract each row's max before exp); the same result as causal multi-head attention
+        when n_kv_heads == n_heads and as multi-query attention when n_kv_heads == 1;
+        which KV head each query head uses; rows of weights summing to 1; nothing
+        attending to the future; earlier outputs unchanged when the input is cut short;
+        the ValueErrors; inputs left unchanged.
+
+    Time budget: 40 minutes.
+    """
+    B, T, d_model = x.shape
+    if W_q.shape[1] % n_heads:
+        raise ValueError(f"n_heads={n_heads} does not divide W_q.shape[1]={W_q.shape[1]}")
+    if n_heads % n_kv_heads:
+        raise ValueError(f"n_kv_heads={n_kv_heads} does not divide n_heads={n_heads}")
+    d_head = W_q.shape[1] // n_heads
+    group = n_heads // n_kv_heads           # query heads per KV head
+
+    def split(t, heads):
+        # (B, T, heads * d_head) -> (B, heads, T, d_head): heads move in front of positions
+        return t.reshape(B, T, heads, d_head).transpose(0, 2, 1, 3)
+
+    q = split(x @ W_q, n_heads)              # (B, n_heads, T, d_head)
+    k = split(x @ W_k, n_kv_heads)           # (B, n_kv_heads, T, d_head)
+    v = split(x @ W_v, n_kv_heads)           # (B, n_kv_heads, T, d_head)
+    # repeat (not tile) keeps each KV head next to itself: head h gets KV head h // group
+    k = np.repeat(k, group, axis=1)          # (B, n_heads, T, d_head)
+    v = np.repeat(v, group, axis=1)          # (B, n_heads, T, d_head)
+
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)   # (B, n_heads, T, T)
+    future = np.triu(np.ones((T, T), dtype=bool), k=1)       # (T, T), True = blocked
+    scores = np.where(future, -np.inf, scores)                # masked before the softmax
+    # the diagonal is never masked, so every row's max is finite
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (B, n_heads, T, T)
+    weights = e / e.sum(axis=-1, keepdims=True)              # (B, n_heads, T, T)
+
+    ctx = weights @ v                                         # (B, n_heads, T, d_head)
+    # transpose heads back behind positions before merging them, or heads and positions mix
+    ctx = ctx.transpose(0, 2, 1, 3).reshape(B, T, n_heads * d_head)   # (B, T, n_heads * d_head)
+    return ctx @ W_o, weights                                 # (B, T, d_model), (B, n_heads, T, T)
+
+
+def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):
+    """Bytes a KV cache needs to hold keys and values for n_tokens tokens.
+
+    Task
+        During generation a decoder keeps, for every layer and every KV head, the key
+        and the value of each token it has already read, so that a new token attends
+        to them without recomputing them. Count the bytes this cache takes.
+
+    Arguments
+        n_layers         number of transformer layers
+        n_kv_heads       key/value heads per layer (n_heads for multi-head attention,
+                         fewer for grouped-query attention)
+        d_head           width of one head
+        n_tokens         tokens held in the cache
+        bytes_per_value  bytes per number: 2 for 16-bit (the default), 4 for 32-bit
+        returns          an int (a Python or NumPy integer), the number of bytes
+
+    Conventions
+        Keys AND values are stored, hence a factor 2. Worked figure: 32 layers,
+        8 KV heads, d_head 128, 16-bit take 131072 bytes (128 KiB) per token; the same
+        model with 32 KV heads (multi-head attention) takes 512 KiB per token.
+
+    What the grader checks
+        those figures, the 16-bit default, linear growth with n_tokens, other sizes,
+        and that the result is an integer.
+    """
+    # one key and one value per layer, per KV head, per token, each d_head numbers wide
+    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens
