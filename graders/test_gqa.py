@@ -24,12 +24,12 @@ DTYPES = [dict(c, dtype=d) for c in CASES for d in ("float64", "float32")]
 
 def _inputs(new, B, T, d_model, n_heads, n_kv_heads, d_head, dtype="float64", scale=1.0):
     """x and the four weight matrices, scaled so that scores are of order 1."""
-    w = scale / np.sqrt(d_model)
+    w = float(scale / np.sqrt(d_model))
     x = new.normal("x", (B, T, d_model), dtype=dtype)
     W_q = new.normal("W_q", (d_model, n_heads * d_head), scale=w, dtype=dtype)
     W_k = new.normal("W_k", (d_model, n_kv_heads * d_head), scale=w, dtype=dtype)
     W_v = new.normal("W_v", (d_model, n_kv_heads * d_head), scale=w, dtype=dtype)
-    W_o = new.normal("W_o", (n_heads * d_head, d_model), scale=1 / np.sqrt(n_heads * d_head), dtype=dtype)
+    W_o = new.normal("W_o", (n_heads * d_head, d_model), scale=float(1 / np.sqrt(n_heads * d_head)), dtype=dtype)
     return x, W_q, W_k, W_v, W_o
 
 
