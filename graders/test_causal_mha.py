@@ -76,6 +76,10 @@ def _g(v):
     return f"{v:.6g}"
 
 
+def _entries(n):
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
 def _scores(x, W_q, W_k, n_heads):
     """The reference's scores (B, n_heads, T, T) before masking, in float64."""
     x, W_q, W_k = (np.asarray(a, dtype=np.float64) for a in (x, W_q, W_k))
@@ -174,7 +178,7 @@ def test_prefix(impl, new, B, T, t, n_heads, d_head, dtype="float64"):
         if found:
             n, idx, got, want = found
             raise CheckFailed(f"cutting x to its first {t} of {T} positions changes {name} of those positions "
-                              f"({n} entries): at index {list(idx)} it is {_g(got)} with x[:, :{t}] and "
+                              f"({_entries(n)}): at index {list(idx)} it is {_g(got)} with x[:, :{t}] and "
                               f"{_g(want)} with all of x; the past must not depend on the future")
 
 
@@ -225,12 +229,12 @@ def test_head_columns(impl, new, B, T, n_heads, d_head, dtype="float64"):
         _, (b, i, j), got, want = found
         where = f"{h * d_head}:{(h + 1) * d_head}"
         if matches(h, slice(h, None, n_heads)):
-            also = (f"; they match the strided columns {h}::{n_heads} instead, so the split put d_head "
-                    f"before n_heads (reshape to (B, T, n_heads, d_head))")
+            also = (f"; they match the strided columns {h}::{n_heads} instead: the split put d_head "
+                    f"before n_heads, where (B, T, n_heads, d_head) is meant")
         else:
             other = [g for g in range(n_heads) if g != h and matches(h, slice(g * d_head, (g + 1) * d_head))]
             also = (f"; they match the columns of head {other[0]} instead" if other else
-                    "; they match no other block of d_head columns either")
+                    "; they match no other block of d_head columns either" if n_heads > 1 else "")
         raise CheckFailed(f"the weights of head {h} are not causal single-head attention on feature columns "
                           f"{where} of q and k: in batch {b}, query {i}, key {j} the weight is {_g(got)}, "
                           f"expected {_g(want)}{also}")
@@ -253,7 +257,7 @@ def test_batch_independence(impl, new, B, T, n_heads, d_head):
             if found:
                 n, idx, got, want = found
                 raise CheckFailed(f"sequence {b} of a batch of {B} gets a different {name} than x[{b}:{b + 1}] "
-                                  f"alone ({n} entries): at index {[b] + list(idx[1:])} it is {_g(got)} in "
+                                  f"alone ({_entries(n)}): at index {[b] + list(idx[1:])} it is {_g(got)} in "
                                   f"the batch and {_g(want)} alone; sequences must not mix")
 
 
