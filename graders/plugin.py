@@ -47,11 +47,10 @@ def pytest_collection_modifyitems(session, config, items):
 def pytest_runtest_setup(item):
     if _STATE["timed_out"]:
         pytest.skip(f"not run: the attempt did not finish in check '{_STATE['timed_out']}'")
-
-
-def pytest_runtest_logstart(nodeid, location):
     if _STATE["path"]:
-        _emit({"event": "begin", "id": nodeid, "time": time.time()})
+        marker = item.get_closest_marker("timeout")
+        limit = float(marker.args[0]) if marker and marker.args else None
+        _emit({"event": "begin", "id": item.nodeid, "time": time.time(), "timeout": limit})
 
 
 def _message(item, call) -> tuple[str, str, str | None]:
