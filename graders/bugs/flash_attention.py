@@ -1,0 +1,124 @@
+"""Mistakes candidates make in blockwise (online-softmax) attention.
+
+Most entries are one edit away from a correct key-block loop, so they are written as
+that loop with one line changed.
+"""
+from graders.bugs import Bug
+
+AGREES = "agrees with plain attention, causal and not"
+MEMORY = "never builds a full T x T array (tracemalloc peak at T=8192, d=16, block 64)"
+ERRORS = "raises ValueError for block_size < 1 and for causal with T_q > T_k"
+
+CORRECT = """
+def flash_attention(q, k, v, block_size=128, causal=True):
+    if block_size < 1:
+        raise ValueError("block_size must be at least 1")
+    t_q, d = q.shape[-2:]
+    t_k = k.shape[-2]
+    if causal and t_q > t_k:
+        raise ValueError("causal attention needs t_q <= t_k")
+    scale = 1.0 / np.sqrt(d)
+    pos = t_k - t_q + np.arange(t_q)
+    m = np.full(q.shape[:-1] + (1,), -np.inf)
+    l = np.zeros(q.shape[:-1] + (1,))
+    acc = np.zeros(q.shape[:-1] + (v.shape[-1],))
+    for k0 in range(0, t_k, block_size):
+        k1 = min(k0 + block_size, t_k)
+        s = q @ np.swapaxes(k[..., k0:k1, :], -1, -2) * scale
+        if causal:
+            s = np.where(np.arange(k0, k1)[None, :] > pos[:, None], -np.inf, s)
+        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+        p = np.exp(s - m_new)
+        alpha = np.exp(m - m_new)
+        l = l * alpha + p.sum(axis=-1, keepdims=True)
+        acc = acc * alpha + p @ v[..., k0:k1, :]
+        m = m_new
+    return acc / l
+"""
+
+
+def variant(old: str, new: str) -> str:
+    """The correct loop with one line changed."""
+    assert old in CORRECT, old
+    return CORRECT.replace(old, new)
+
+
+BUGS = [
+    Bug("no_rescale", AGREES,
+        "the running sum and output are not rescaled by exp(m_old - m_new) when the max grows, so "
+        "earlier blocks are weighted against a stale max",
+        variant("l = l * alpha + p.sum(axis=-1, keepdims=True)\n        acc = acc * alpha + p @ v[..., k0:k1, :]",
+                "l = l + p.sum(axis=-1, keepdims=True)\n        acc = acc + p @ v[..., k0:k1, :]")),
+    Bug("sum_not_rescaled", AGREES,
+        "the output accumulator is rescaled when the max grows but the running sum l is not",
+        variant("l = l * alpha + p.sum(axis=-1, keepdims=True)", "l = l + p.sum(axis=-1, keepdims=True)")),
+    Bug("last_partial_block_dropped", "any block size gives the same answer (1, not dividing T, larger than T)",
+        "the loop stops before the last, shorter block: range(0, T - block_size + 1, block_size) drops the "
+        "keys left over when block_size does not divide T",
+        variant("for k0 in range(0, t_k, block_size):", "for k0 in range(0, t_k - block_size + 1, block_size):")),
+    Bug("full_score_matrix", MEMORY,
+        "the whole (T_q, T_k) score matrix is built: right values, but memory grows as T squared, which "
+        "is exactly what FlashAttention avoids",
+        """
+        def flash_attention(q, k, v, block_size=128, causal=True):
+            if block_size < 1:
+                raise ValueError("block_size must be at least 1")
+            t_q, t_k = q.shape[-2], k.shape[-2]
+            if causal and t_q > t_k:
+                raise ValueError("causal attention needs t_q <= t_k")
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if causal:
+                s = np.where(np.triu(np.ones((t_q, t_k), dtype=bool), t_k - t_q + 1), -np.inf, s)
+            p = np.exp(s - s.max(axis=-1, keepdims=True))
+            return (p / p.sum(axis=-1, keepdims=True)) @ v
+        """),
+    Bug("full_boolean_mask", MEMORY,
+        "the blocks are right but the causal mask is built once at full (T_q, T_k) size: even a boolean "
+        "T x T array is T squared bytes; build each block's mask from its positions",
+        variant("    for k0 in range(0, t_k, block_size):",
+                "    future = np.arange(t_k)[None, :] > pos[:, None]\n    for k0 in range(0, t_k, block_size):")
+        .replace("np.where(np.arange(k0, k1)[None, :] > pos[:, None], -np.inf, s)",
+                 "np.where(future[:, k0:k1], -np.inf, s)")),
+    Bug("top_left_alignment", "causal with fewer queries than keys uses bottom-right alignment",
+        "with fewer queries than keys the queries are the LAST positions: query i sits at T_k - T_q + i, "
+        "not at i",
+        variant("pos = t_k - t_q + np.arange(t_q)", "pos = np.arange(t_q)")),
+    Bug("no_scaling", AGREES,
+        "the scores are not divided by sqrt(d)",
+        variant("scale = 1.0 / np.sqrt(d)", "scale = 1.0")),
+    Bug("max_never_updated", "stays finite and exact for scores near 1e4",
+        "the running max is taken from the first block only; a later block with larger scores then "
+        "overflows exp",
+        variant("m_new = np.maximum(m, s.max(axis=-1, keepdims=True))",
+                "m_new = s.max(axis=-1, keepdims=True) if k0 == 0 else m")),
+    Bug("per_block_softmax_summed", AGREES,
+        "each block is normalised on its own and the block outputs are added: blocks must share one "
+        "softmax, through the running max and sum",
+        variant("acc = acc * alpha + p @ v[..., k0:k1, :]",
+                "acc = acc + (p / p.sum(axis=-1, keepdims=True)) @ v[..., k0:k1, :]")
+        .replace("return acc / l", "return acc")),
+    Bug("mask_blocks_diagonal", AGREES,
+        "the mask uses >= and also blocks each query's own position, so the first query sees nothing "
+        "(0 / 0 = NaN)",
+        variant("np.arange(k0, k1)[None, :] > pos[:, None]", "np.arange(k0, k1)[None, :] >= pos[:, None]")),
+    Bug("block_local_mask", AGREES,
+        "the causal mask compares the key's index within its block with the query's position; "
+        "compare absolute positions (k0 + j)",
+        variant("np.arange(k0, k1)[None, :] > pos[:, None]", "np.arange(k1 - k0)[None, :] > pos[:, None]")),
+    Bug("early_exit_off_by_one", AGREES,
+        "the loop stops at a block whose first key IS the last query's position; that key is still "
+        "visible (stop when k0 > T_k - 1, not >=)",
+        variant("        k1 = min(k0 + block_size, t_k)\n",
+                "        if causal and k0 >= pos[-1]:\n            break\n        k1 = min(k0 + block_size, t_k)\n")),
+    Bug("negative_block_size_accepted", ERRORS,
+        "block_size < 1 is not rejected: range() refuses a step of 0 but silently loops zero times for a "
+        "negative one",
+        variant('    if block_size < 1:\n        raise ValueError("block_size must be at least 1")\n', "")),
+    Bug("causal_t_q_gt_t_k_accepted", ERRORS,
+        "a causal call with more queries than keys is not rejected: the first queries have no key "
+        "to see and come out as 0 / 0",
+        variant('    if causal and t_q > t_k:\n        raise ValueError("causal attention needs t_q <= t_k")\n', "")),
+    Bug("scales_q_in_place", "leaves q, k and v unchanged",
+        "`q *= scale` writes into the caller's array; scale a copy or the scores instead",
+        variant("    pos = t_k - t_q", "    q *= scale\n    scale = 1.0\n    pos = t_k - t_q")),
+]
