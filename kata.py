@@ -270,6 +270,7 @@ def status():
         out("Hints and solutions wait until it ends; `kata submit` ends it.")
         return
     opened = [a for a in p.open_attempts() if a["mode"] == "practice"]
+    opened.sort(key=lambda a: a["clock"] != "running")  # the running clock first
     if not opened:
         due = p.plan()
         nxt = due[0] if due else None

@@ -33,9 +33,9 @@ def _indent(text: str, n: int) -> str:
 
 
 # -- a grading report -------------------------------------------------------------------
-def report(rep: dict) -> str:
-    """One line per check (a failed one with its message and repro), the diagnosis, the
-    summary line. An untouched stub says 'not implemented yet' once."""
+def report(rep: dict, repro: bool = True) -> str:
+    """One line per check (a failed one with its message and repro), then the diagnosis.
+    An untouched stub says 'not implemented yet' once."""
     sym = symbols()
     lines: list[str] = []
     checks = rep.get("checks") or []
@@ -76,7 +76,7 @@ def report(rep: dict) -> str:
                          + click.style(name, bold=True))
             if c.get("message"):
                 lines.append(_indent(c["message"], 6))
-            if c.get("repro"):
+            if c.get("repro") and repro:
                 lines.append(click.style("      reproduce:", dim=True))
                 lines.append(_indent(c["repro"], 10))
     if rep.get("diagnosis"):

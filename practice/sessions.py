@@ -70,10 +70,10 @@ class Practice:
         """The attempt of the open session: the running mock's, else the practice attempt
         last started, resumed or checked."""
         mock = self.running_mock()
-        for a in self.open_attempts():
-            if mock is None or a["mock_id"] == mock["id"]:
-                return a
-        return None
+        opened = [a for a in self.open_attempts()
+                  if (a["mock_id"] == mock["id"] if mock else a["mode"] == "practice")]
+        running = [a for a in opened if a["clock"] == "running"]
+        return (running or opened or [None])[0]
 
     def attempt_for(self, kata: str) -> dict | None:
         """The attempt `kata check NAME` grades: the open one, else the latest whose file
@@ -255,7 +255,9 @@ class Practice:
         if a is None:
             raise SessionError("no kata is in progress")
         if a["clock"] != "running":
-            raise SessionError(f"{a['kata']}'s clock is not running ({a['clock']})")
+            why = {"paused": "it is already paused",
+                   "solved": "it stopped when every check passed"}.get(a["clock"], a["clock"])
+            raise SessionError(f"{a['kata']}'s clock is not running: {why}")
         t = clock.now()
         with self.store.tx() as db:
             self._pause_running(db, t, "kata pause")

@@ -169,13 +169,13 @@ def _grade(p: Practice, t: Target) -> None:
     t.graded_at = clock.now()
 
 
-def _block(p: Practice, t: Target) -> str:
+def _block(p: Practice, t: Target, repro: bool = True) -> str:
     a = t.attempt
     head = click.style(f"{a['kata']}: {paths.shown(t.path)}", bold=True)
     if t.report is None:
         return f"{head}\n  (the file is missing)"
     when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"
-    return "\n".join([head, render.report(t.report),
+    return "\n".join([head, render.report(t.report, repro=repro),
                       render.summary(t.report) + click.style(f"  (graded {when})", dim=True)])
 
 
@@ -194,10 +194,27 @@ def _clock_line(p: Practice, targets: list[Target]) -> str:
 
 
 def _draw(p: Practice, targets: list[Target], how: str, echo, note: str = "") -> None:
-    parts = [_clock_line(p, targets), ""]
+    """Redraw the screen: the clock on top, the checks (without repro code, which
+    `kata check` prints), cut to the terminal's height so the countdown stays in view."""
+    import shutil
+
+    cols, rows = shutil.get_terminal_size((100, 40))
+    body = []
     for t in targets:
-        parts.append(_block(p, t))
-        parts.append("")
-    parts.append(click.style(f"Save to re-grade ({how}). Ctrl-C to leave."
-                             + (f"  {note}" if note else ""), dim=True))
-    echo("\x1b[H\x1b[2J" + "\n".join(parts))
+        body += _block(p, t, repro=False).splitlines() + [""]
+    footer = click.style(f"Save to re-grade ({how}). Ctrl-C to leave."
+                         + (f"  {note}" if note else ""), dim=True)
+
+    def height(line: str) -> int:
+        return max(1, -(-len(click.unstyle(line)) // max(1, cols)))
+
+    room = rows - 1 - height(_clock_line(p, targets)) - 1 - height(footer)
+    shown, used = [], 0
+    for i, line in enumerate(body):
+        if used + height(line) > room - 1 and i < len(body) - 1:
+            shown.append(click.style(f"... {len(body) - i} more lines: `kata check` shows "
+                                     "them all", dim=True))
+            break
+        shown.append(line)
+        used += height(line)
+    echo("\x1b[H\x1b[2J" + "\n".join([_clock_line(p, targets), ""] + shown + [footer]))

@@ -504,3 +504,16 @@ def test_a_database_error_mid_command_is_not_a_traceback(kenv, monkeypatch):
     monkeypatch.setattr(sessions.Practice, "open_attempts", broken)
     r = kenv.run("status")
     assert r.exit_code == 1 and "run the command again" in r.stderr
+
+
+def test_the_open_session_is_the_one_whose_clock_runs(kenv):
+    kenv.run("start", "softmax")
+    kenv.run("start", "rope")  # pauses softmax
+    kenv.run("check", "softmax")  # grading a paused attempt does not make it the session
+    kenv.run("check")
+    assert kenv.calls[-1][0] == "rope"
+    assert kenv.run("status").stdout.startswith("rope")
+    r = kenv.run("pause")
+    assert r.exit_code == 0 and "Paused rope" in r.stdout
+    r = kenv.run("pause")
+    assert r.exit_code == 1 and "already paused" in r.stderr

@@ -148,3 +148,32 @@ def test_mock_pauses_practice_and_refuses_a_second_mock(kenv):
     kenv.run("submit")
     kenv.clock.advance(999)
     assert "0:40 used" in kenv.run("status").stdout
+
+
+def test_a_mock_interview_in_real_processes(tmp_path, subprocess_env):
+    import subprocess
+    from pathlib import Path
+
+    from conftest import make_tree, stand_in_command
+
+    root = make_tree(tmp_path / "tree")
+    home = Path(subprocess_env["KATA_HOME"])
+
+    def kata(*args):
+        return subprocess.run(stand_in_command(root, *args), env=subprocess_env,
+                              capture_output=True, text=True, timeout=60)
+
+    r = kata("mock", "--seed", "11", "--minutes", "45")
+    assert r.returncode == 0, r.stderr
+    (name,) = picked(r.stdout)
+    f = home / "mock" / "1" / f"{name}.py"
+    assert str(f) in r.stdout
+    assert kata("hint").returncode == 1
+    assert "45:00 left" in kata("status").stdout or "44:59 left" in kata("status").stdout
+    f.write_text("# PASS\n")
+    r = kata("check")
+    assert r.returncode == 0 and "3/3 checks passed" in r.stdout
+    r = kata("submit")
+    assert r.returncode == 0, r.stderr
+    assert "Interview report" in r.stdout and "Follow-up questions to answer aloud" in r.stdout
+    assert kata("hint", name).returncode == 0
