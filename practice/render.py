@@ -5,6 +5,7 @@ is not a terminal or NO_COLOR is set.
 """
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
 
@@ -29,7 +30,7 @@ def symbols() -> dict[str, str]:
 
 
 def _indent(text: str, n: int) -> str:
-    return textwrap.indent(text.rstrip("\n"), " " * n, lambda line: True)
+    return textwrap.indent(text.rstrip("\n"), " " * n)
 
 
 # -- a grading report -------------------------------------------------------------------
@@ -188,7 +189,8 @@ def mock_report(data: dict) -> str:
         if r.get("note"):
             lines.append(f"  {r['attempt']['kata']}: {r['note']}")
         if r["failing"]:
-            lines.append(f"  {r['attempt']['kata']} still fails: " + "; ".join(r["failing"]))
+            lines.append(f"  {r['attempt']['kata']} still fails:")
+            lines += [f"    - {name}" for name in r["failing"]]
         if r["report"] and r["report"].get("diagnosis"):
             lines.append(f"  {r['attempt']['kata']}, likely cause: {r['report']['diagnosis']}")
     lines.append("")
@@ -217,7 +219,8 @@ def question(k) -> str:
     import ast
 
     try:
-        tree = ast.parse(k.stub.read_text(encoding="utf-8"))
+        source = k.stub.read_text(encoding="utf-8")
+        tree = ast.parse(source)
     except (OSError, SyntaxError, ValueError):
         return k.title
     parts = []
@@ -227,7 +230,9 @@ def question(k) -> str:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
             fdoc = ast.get_docstring(node)
-            sig = click.style(f"def {node.name}({ast.unparse(node.args)}):", bold=True)
+            m = re.search(rf"^def {node.name}\((.*?)\)\s*(?:->[^:]*)?:", source, re.M | re.S)
+            args = " ".join(m.group(1).split()) if m else ast.unparse(node.args)
+            sig = click.style(f"def {node.name}({args}):", bold=True)
             parts.append(sig + ("\n" + _indent(fdoc, 4) if fdoc else ""))
     return "\n\n".join(parts) or k.title
 

@@ -179,6 +179,8 @@ class Practice:
         if self.running_mock():
             raise SessionError(
                 "a mock interview is running; `kata submit` ends it (or wait for its deadline)")
+        if not k.stub.is_file():
+            raise SessionError(f"the stub for {k.name} ({k.stub}) is missing from this checkout")
         t = clock.now()
         live = paths.attempt_path(self.home, k.name)
         existing = self.store.one(
@@ -469,7 +471,8 @@ class Practice:
         if seed is None:
             seed = int.from_bytes(os.urandom(4), "big") % 1_000_000
         t = clock.now()
-        names = schedule.pick(self.plan(), count, t, seed)
+        ready = [d for d in self.plan() if catalogue.get(d.kata).stub.is_file()]
+        names = schedule.pick(ready, count, t, seed)
         with self.store.tx() as db:
             paused = self._pause_running(db, t, "mock interview")
             cur = db.execute(

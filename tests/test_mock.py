@@ -49,7 +49,7 @@ def test_a_mock_interview_from_start_to_report(kenv):
     assert "10:00" in row0 and "3 checks" in row0  # two checks and the final grading
     row1 = next(ln for ln in out.splitlines() if f"{names[1]} " in ln and "failed" in ln)
     assert "1/3" in row1
-    assert f"{names[1]} still fails: rows sum to 1; agrees with the reference" in out
+    assert f"{names[1]} still fails:\n    - rows sum to 1\n    - agrees with the reference" in out
     assert "Follow-up questions to answer aloud" in out
     for n in names:
         assert catalogue.get(n).follow_ups[0][:30] in out.replace("\n     ", " ")
