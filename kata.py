@@ -129,7 +129,11 @@ def cli():
 @cli.command("list")
 @friendly
 def list_():
-    """List every kata: difficulty, budget, your status, best time and last result."""
+    """List the katas, your status and best times.
+
+    One kata a line, its name first: title, difficulty, time budget, status (not
+    started, in progress, passed, not passed), best time and last result.
+    """
     p = _practice()
     statuses, best, last = p.statuses(), p.best_times(), p.last_results()
     rows = []
@@ -153,7 +157,11 @@ def list_():
 @click.option("--edit", is_flag=True, help="Open the attempt in $EDITOR.")
 @friendly
 def start(name, minutes, fresh, edit):
-    """Start (or resume) a kata: copy its stub, print the question, start the clock."""
+    """Start or resume a kata, and its clock.
+
+    Copies the stub to your work folder (never over an attempt), prints the question
+    and the file to edit, and starts the clock. An attempt in progress is resumed.
+    """
     k = _kata(name)
     p = _practice()
     res = p.start(k, minutes=minutes, fresh=fresh)
@@ -199,8 +207,10 @@ def start(name, minutes, fresh, edit):
               help="Print the report as one JSON object on stdout (notes go to stderr).")
 @friendly
 def check(name, file, as_json):
-    """Grade an attempt: NAME's, the open session's, or any file with --file.
+    """Grade your attempt, or any file with --file.
 
+    Grades NAME's attempt, or the attempt of the session in progress, and records the
+    check with the code it graded. With --file, grades that file and records nothing.
     Exit status 0 when every check passes, 1 when any fails, 2 on a usage error.
     """
     ctx = click.get_current_context()
@@ -256,7 +266,7 @@ def _after_grading(before: dict, after: dict, report: dict, err: bool) -> None:
 @cli.command()
 @friendly
 def status():
-    """Show the session in progress: kata, file, time used and left, last check."""
+    """Show the kata in progress and its clock."""
     p = _practice()
     t = clock.now()
     mock = p.running_mock()
@@ -294,7 +304,7 @@ def status():
 @cli.command()
 @friendly
 def pause():
-    """Stop the clock of the kata in progress (the pause is recorded)."""
+    """Stop the clock (the pause is recorded)."""
     p = _practice()
     a = p.pause()
     out(f"Paused {a['kata']} at {clock.fmt(a['elapsed'])}. `kata resume` restarts the clock.")
@@ -304,7 +314,7 @@ def pause():
 @click.argument("name", required=False)
 @friendly
 def resume(name):
-    """Restart the clock of a paused kata (NAME's, or the last one in progress)."""
+    """Restart a paused clock (NAME's, or the last one)."""
     if name:
         _kata(name)
     p = _practice()
@@ -325,7 +335,11 @@ def resume(name):
               help="Seconds between countdown updates and polls.")
 @friendly
 def watch(name, poll, interval):
-    """Live countdown and check list; re-grades the attempt each time you save it."""
+    """Live countdown; re-grades on every save.
+
+    Shows the clock and the checks, grades the attempt again each time the file is
+    saved, stops the clock when every check passes. Ctrl-C leaves.
+    """
     from practice import watch as watching
 
     if name:
@@ -343,9 +357,11 @@ def watch(name, poll, interval):
 @click.argument("name", required=False)
 @friendly
 def submit(name):
-    """Final grading: stop the clock, record the result, show the follow-up questions.
+    """Final grading; records the result.
 
-    In a mock interview this ends the interview and prints its report.
+    Stops the clock, records the result (time, checks, hints, solution viewed) and
+    shows the follow-up questions. In a mock interview this ends the interview and
+    prints its report.
     Exit status 0 when everything passed, 1 otherwise.
     """
     if name:
@@ -383,7 +399,11 @@ def submit(name):
 @click.option("--seed", type=int, help="Make the choice of katas repeatable.")
 @friendly
 def mock(minutes, count, seed):
-    """Start a mock interview: the katas you most need, one clock, no hints."""
+    """Start a mock interview: one clock, no hints.
+
+    Picks the katas you most need (the schedule of `kata history`), starts one clock
+    for the whole interview and prints the questions. `kata submit` ends it.
+    """
     p = _practice()
     if count > len(catalogue.katas()):
         raise click.UsageError(f"--count is at most {len(catalogue.katas())}")
@@ -411,7 +431,7 @@ def mock(minutes, count, seed):
 @click.argument("name", required=False)
 @friendly
 def hint(name):
-    """Show the next of a kata's hints (hints used are recorded)."""
+    """Show the next hint (hints used are recorded)."""
     p = _practice()
     k = _kata_of(p, name, "hint")
     res = p.hint(k)
@@ -444,7 +464,10 @@ def _guard(p: Practice, k: catalogue.Kata, yes: bool, kind: str) -> bool:
 @click.option("--yes", "-y", is_flag=True, help="Skip the spoiler question.")
 @friendly
 def solution(name, yes):
-    """Show the reference solution (asks first if you have not passed the kata)."""
+    """Show the reference solution.
+
+    Asks first if you have not passed the kata and its time is not up.
+    """
     k = _kata(name)
     p = _practice()
     if not _guard(p, k, yes, "solution"):
@@ -463,7 +486,11 @@ def solution(name, yes):
               help="Width in columns (default: the terminal's).")
 @friendly
 def compare(name, yes, width):
-    """Show your attempt and the reference side by side, lines aligned by a diff."""
+    """Show your attempt beside the reference.
+
+    Lines are paired by a diff and wrapped to the terminal; asks first if you have not
+    passed the kata and its time is not up.
+    """
     p = _practice()
     k = _kata_of(p, name, "compare")
     a = p.attempt_for(k.name)
@@ -486,7 +513,11 @@ def compare(name, yes, width):
               help="With --attempt, print the whole code of every check, not the changes.")
 @friendly
 def history(name, number, full):
-    """Past attempts, best time per kata, and what to practise next."""
+    """Past attempts, best times and what next.
+
+    Every attempt (practice or mock, time, result, hints, solution viewed), the best
+    time per kata and what to practise next by a spaced-repetition schedule.
+    """
     if name:
         _kata(name)
     if number is not None and not name:
@@ -504,7 +535,7 @@ def history(name, number, full):
 @click.argument("name")
 @friendly
 def reset(name):
-    """Put the stub back; the current attempt is archived with its code and results."""
+    """Put the stub back; the attempt is archived."""
     k = _kata(name)
     p = _practice()
     res = p.reset(k)
