@@ -53,6 +53,9 @@ def friendly(f):
             raise click.UsageError(str(e)) from None
         except (SessionError, StoreError, grading.GradingUnavailable) as e:
             raise click.ClickException(str(e)) from None
+        except OSError as e:  # an unwritable work folder, a full disk
+            raise click.ClickException(f"{e.strerror or e}: {e.filename or ''}".rstrip(": ")) \
+                from None
         except sqlite3.OperationalError as e:
             if "locked" in str(e) or "busy" in str(e):
                 raise click.ClickException(
@@ -191,6 +194,10 @@ def start(name, minutes, fresh, edit):
             out("Its file was missing, so the stub was copied there again.")
     else:
         out(click.style("Clock started.", fg="green", bold=True))
+        if res.get("adopted"):
+            out(f"{paths.shown(a['path'])} was already there with no session, so it is your "
+                "attempt as it stands; `kata start NAME --fresh` archives it and starts from "
+                "the stub.")
     out(f"Edit:  {render.path(a['path'])}")
     out(f"Clock: {render.clock_text(a, clock.now())}")
     out("Then `kata check` grades it, `kata watch` re-grades on every save, "

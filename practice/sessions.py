@@ -190,10 +190,16 @@ class Practice:
         if existing and not fresh:
             return self._resume_attempt(existing, k, t, minutes_ignored=minutes is not None)
 
-        # Keep a copy of whatever is at the attempt path before anything else (an
-        # untouched stub left by `kata reset` needs no copy unless an attempt owns it).
+        # A file that no attempt owns (written by hand, or left when the database was
+        # set aside) becomes the new attempt as it is; fresh=True archives it instead.
+        owned = self.store.one(
+            "SELECT 1 FROM attempts WHERE path = ? AND archive IS NULL", (str(live),))
+        adopt = not existing and not fresh and live.is_file() and owned is None
+        # Otherwise keep a copy of whatever is at the attempt path before anything else
+        # (an untouched stub left by `kata reset` needs no copy unless an attempt owns it).
         archived = None
-        if existing or not (live.exists() and live.read_bytes() == k.stub.read_bytes()):
+        if not adopt and (existing or not (live.exists()
+                                           and live.read_bytes() == k.stub.read_bytes())):
             archived = self._archive_file(live, k.name, k.name)
         _fault("after-archive-copy")
         budget = 60.0 * (minutes if minutes is not None else k.minutes)
@@ -221,11 +227,13 @@ class Practice:
                 "VALUES (?, 'practice', ?, ?, ?, ?, ?, 'running', ?, 0, 'open')",
                 (k.name, str(live), existing["id"] if existing else None, t, t, budget, t))
             new_id = cur.lastrowid
-            self._event(db, "start", k.name, new_id, detail=f"budget {budget:.0f}s")
+            self._event(db, "start", k.name, new_id, detail=f"budget {budget:.0f}s"
+                        + (", with the file already there" if adopt else ""))
         _fault("after-start-commit")
-        self._put_stub(k, live, archived)
+        if not adopt:
+            self._put_stub(k, live, archived)
         return {"attempt": self.attempt(new_id), "resumed": False, "archived": archived,
-                "closed": closed, "paused": paused}
+                "closed": closed, "paused": paused, "adopted": adopt}
 
     def _resume_attempt(self, a: dict, k: catalogue.Kata, t: float,
                         minutes_ignored: bool = False) -> dict:

@@ -523,3 +523,34 @@ def test_the_open_session_is_the_one_whose_clock_runs(kenv):
     assert r.exit_code == 0 and "Paused rope" in r.stdout
     r = kenv.run("pause")
     assert r.exit_code == 1 and "already paused" in r.stderr
+
+
+def test_a_file_with_no_session_becomes_the_attempt_as_it_is(kenv):
+    kenv.home.mkdir(parents=True)
+    kenv.write("rope", "my own start\n")
+    r = kenv.run("start", "rope")
+    assert r.exit_code == 0 and "was already there with no session" in r.stdout
+    assert kenv.attempt("rope").read_text() == "my own start\n"
+    assert not (kenv.home / "archive").exists()
+    r = kenv.run("start", "rope", "--fresh")
+    assert "raise NotImplementedError" in kenv.attempt("rope").read_text()
+    (kept,) = (kenv.home / "archive" / "rope").glob("*.py")
+    assert kept.read_text() == "my own start\n"
+
+
+def test_after_the_database_is_set_aside_the_attempt_carries_on(kenv):
+    kenv.run("start", "rope")
+    kenv.write("rope", "half way\n")
+    (kenv.home / "kata.sqlite3").write_bytes(b"\0" * 5000)
+    for suffix in ("-wal", "-shm"):
+        (kenv.home / f"kata.sqlite3{suffix}").unlink(missing_ok=True)
+    r = kenv.run("start", "rope")
+    assert "warning: the practice database" in r.stderr
+    assert kenv.attempt("rope").read_text() == "half way\n"
+
+
+def test_an_unwritable_work_folder_is_a_clear_error(kenv, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    r = kenv.run("status", env={"KATA_HOME": str(blocker / "home")})
+    assert r.exit_code == 1 and "Error:" in r.stderr
