@@ -201,6 +201,8 @@ class Practice:
         if not adopt and (existing or not (live.exists()
                                            and live.read_bytes() == k.stub.read_bytes())):
             archived = self._archive_file(live, k.name, k.name)
+        if not live.exists():  # the file exists before any record points at it
+            paths.create_new(live, k.stub.read_bytes())
         _fault("after-archive-copy")
         budget = 60.0 * (minutes if minutes is not None else k.minutes)
         with self.store.tx() as db:
@@ -489,18 +491,17 @@ class Practice:
             mock_id = cur.lastrowid
             for pos, name in enumerate(names):
                 path = paths.mock_attempt_path(self.home, mock_id, name)
+                # Written before the commit, so no record ever points at a missing file.
+                stub = catalogue.get(name).stub.read_bytes()
+                if not paths.create_new(path, stub) and path.read_bytes() != stub:
+                    self._archive_file(path, name, f"mock{mock_id}-{name}")
+                    paths.write_atomic(path, stub)
                 db.execute(
                     "INSERT INTO attempts (kata, mode, mock_id, position, path, started_at, "
                     "touched_at, budget, clock, run_since, elapsed, state) "
                     "VALUES (?, 'mock', ?, ?, ?, ?, ?, ?, 'running', ?, 0, 'open')",
                     (name, mock_id, pos, str(path), t, t - pos * 1e-3, 60.0 * minutes, t))
             self._event(db, "mock-start", mock_id=mock_id, detail=",".join(names))
-        for name in names:
-            path = paths.mock_attempt_path(self.home, mock_id, name)
-            k = catalogue.get(name)
-            if not paths.create_new(path, k.stub.read_bytes()):
-                self._archive_file(path, name, f"mock{mock_id}-{name}")
-                paths.write_atomic(path, k.stub.read_bytes())
         mock = dict(self.store.one("SELECT * FROM mocks WHERE id = ?", (mock_id,)))
         return {"mock": mock, "attempts": self.mock_attempts(mock_id), "paused": paused}
 

@@ -144,3 +144,16 @@ def test_kata_processes_killed_at_random_moments(tmp_path, subprocess_env):
         if st.stdout.startswith("Mock"):
             run_kata(root, subprocess_env, "submit")
     assert catalogue.names()  # the catalogue was readable throughout
+
+
+def test_a_kata_killed_right_after_its_first_start_leaves_the_file(tmp_path, subprocess_env):
+    from conftest import make_tree
+
+    root = make_tree(tmp_path / "tree")
+    home = Path(subprocess_env["KATA_HOME"])
+    p = run_kata(root, subprocess_env, "start", "gqa", fault="after-start-commit")
+    assert p.returncode == -9
+    assert every_attempt_on_disk(home) == []
+    assert "raise NotImplementedError" in (home / "gqa.py").read_text()
+    r = run_kata(root, subprocess_env, "start", "gqa")
+    assert r.returncode == 0 and "Resuming" in r.stdout
