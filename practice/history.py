@@ -97,11 +97,11 @@ def replay(p: Practice, kata: str, number: int, full: bool = False) -> str:
     previous = None
     n = 0
     for kind, at, item in timeline:
-        lines.append("")
         if kind == "event":
             lines.append(click.style(f"{clock.when(at)}  {_event_text(item, k)}", dim=True))
             continue
         n += 1
+        lines.append("")
         rep = json.loads(item["report"])
         head = (f"check {n} at {clock.fmt(item['clock'])} on the clock ({item['source']}): "
                 + click.unstyle(render.summary(rep)))
@@ -113,7 +113,8 @@ def replay(p: Practice, kata: str, number: int, full: bool = False) -> str:
             lines.append(f"  likely cause: {rep['diagnosis']}")
         code = item["code"]
         if previous is None or full:
-            lines.append(textwrap.indent(code.rstrip("\n") or "(empty file)", "    |"))
+            lines.append(textwrap.indent(code.rstrip("\n") or "(empty file)", "    |",
+                                         lambda line: True))
         elif code == previous:
             lines.append("    (code unchanged)")
         else:
