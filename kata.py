@@ -10,13 +10,12 @@ import functools
 import json
 import os
 import sqlite3
-import sys
 from pathlib import Path
 
 import click
 
 from practice import catalogue, clock, grading, paths, render
-from practice.sessions import NothingToGrade, Practice, SessionError, elapsed
+from practice.sessions import NothingToGrade, Practice, SessionError
 from practice.store import Store, StoreError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

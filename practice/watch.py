@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from practice import clock, paths, render
-from practice.sessions import Practice, elapsed
+from practice.sessions import Practice
 
 SETTLE = 0.15  # seconds a file must stay unchanged before it is graded
 
