@@ -118,3 +118,48 @@ def test_the_file_watcher_sees_an_editor_that_renames_a_new_file_over_the_old(tm
         assert event.wait(5)
     finally:
         obs.stop()
+
+
+def test_a_watch_and_checks_in_other_processes_at_once(tmp_path, subprocess_env):
+    import signal
+    import sqlite3
+    import subprocess
+    import time
+    from pathlib import Path
+
+    from conftest import make_tree, stand_in_command
+
+    root = make_tree(tmp_path / "tree")
+    home = Path(subprocess_env["KATA_HOME"])
+
+    def kata(*args):
+        return subprocess.run(stand_in_command(root, *args), env=subprocess_env,
+                              capture_output=True, text=True, timeout=60)
+
+    assert kata("start", "softmax").returncode == 0
+    watcher = subprocess.Popen(stand_in_command(root, "watch", "--interval", "0.2"),
+                               env=subprocess_env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:  # wait for its first grading
+            con = sqlite3.connect(home / "kata.sqlite3")
+            n = con.execute("SELECT count(*) FROM checks WHERE source = 'watch'").fetchone()[0]
+            con.close()
+            if n:
+                break
+            time.sleep(0.1)
+        for i in range(4):
+            (home / "softmax.py").write_text(f"attempt {i}\n" + ("# PASS\n" if i == 3 else ""))
+            assert kata("check").returncode == (0 if i == 3 else 1)
+        time.sleep(1.0)
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        out, err = watcher.communicate(timeout=30)
+    assert watcher.returncode == 0, err
+    assert "Traceback" not in err and "Stopped watching" in out
+    con = sqlite3.connect(home / "kata.sqlite3")
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    sources = [r[0] for r in con.execute("SELECT source FROM checks")]
+    assert sources.count("check") == 4 and sources.count("watch") >= 2
+    assert con.execute("SELECT clock FROM attempts").fetchone()[0] == "solved"
