@@ -129,6 +129,18 @@ BUGS = [
             silu = gate * np.where(gate >= 0, 1 / (1 + e), e / (1 + e))
             return np.einsum("btf,fd->btd", silu * up, W_down)
         """),
+    Bug("reshapes_x_in_place", UNCHANGED,
+        "`x.shape = (-1, d_model)` reshapes the caller's array itself, which stays 2-D after the call; "
+        "x.reshape(-1, d_model) gives a new view instead (and @ broadcasts over leading axes anyway)",
+        """
+        def swiglu(x, W_gate, W_up, W_down):
+            lead, d_model = x.shape[:-1], x.shape[-1]
+            x.shape = (-1, d_model)
+            gate = x @ W_gate
+            e = np.exp(-np.abs(gate))
+            silu = gate * np.where(gate >= 0, 1 / (1 + e), e / (1 + e))
+            return ((silu * (x @ W_up)) @ W_down).reshape(*lead, d_model)
+        """),
     Bug("residual_added_in_place", UNCHANGED,
         "`x += ...` adds a residual connection the block does not have, and writes it into the caller's "
         "array; the block returns (silu(gate) * up) @ W_down alone, as a new array",
