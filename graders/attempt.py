@@ -33,3 +33,16 @@ def kata_of(test_file: str | Path) -> str:
     """graders/test_softmax.py -> softmax."""
     stem = Path(test_file).stem
     return stem[len("test_"):] if stem.startswith("test_") else stem
+
+
+def load_graded(path: str | Path, kata: str) -> ModuleType:
+    """The attempt as a module, or a one-line CheckFailed saying why it cannot load."""
+    from graders.checks import CheckFailed, _attempt_frame
+
+    try:
+        return load(path, f"attempt_{kata}")
+    except SyntaxError as exc:
+        raise CheckFailed(f"your file has a syntax error on line {exc.lineno}: {exc.msg}", kind="load") from None
+    except (Exception, SystemExit) as exc:
+        where = _attempt_frame(exc, str(path))
+        raise CheckFailed(f"your file failed to load: {type(exc).__name__}: {exc}{where}", kind="load") from None

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from graders import attempt as attempt_files
-from graders.checks import Attempt, CheckFailed, _attempt_frame
+from graders.checks import Attempt, CheckFailed
 
 # seconds per check: generous for Python loops over rows or heads (KATA_CHECK_SECONDS overrides)
 DEFAULT_TIMEOUT = float(os.environ.get("KATA_CHECK_SECONDS", "10"))
@@ -24,21 +24,15 @@ def pytest_addoption(parser):
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("timeout") is None:
-            item.add_marker(pytest.mark.timeout(DEFAULT_TIMEOUT))
+            own = getattr(getattr(item, "function", None), "timeout", None)
+            item.add_marker(pytest.mark.timeout(own or DEFAULT_TIMEOUT))
 
 
 @pytest.fixture(scope="module")
 def _graded_module(request):
     kata = attempt_files.kata_of(request.module.__file__)
     path = request.config.getoption("--impl") or str(attempt_files.reference_path(kata))
-    try:
-        module = attempt_files.load(path, f"attempt_{kata}")
-    except SyntaxError as exc:
-        raise CheckFailed(f"your file has a syntax error on line {exc.lineno}: {exc.msg}", kind="load")
-    except (Exception, SystemExit) as exc:
-        where = _attempt_frame(exc, path)
-        raise CheckFailed(f"your file failed to load: {type(exc).__name__}: {exc}{where}", kind="load")
-    return module, path
+    return attempt_files.load_graded(path, kata), path
 
 
 @pytest.fixture

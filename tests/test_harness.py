@@ -160,3 +160,21 @@ def test_graders_run_under_plain_pytest(tmp_path):
     on_bug = subprocess.run(base + ["--impl", str(bug)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert on_bug.returncode == 1
     assert "To reproduce:" in on_bug.stdout and "softmax(z)" in on_bug.stdout
+
+
+@pytest.mark.parametrize("kata", catalogue.names())
+def test_plain_pytest_and_the_harness_agree_on_a_bug(kata, tmp_path):
+    """The harness runs checks without pytest for speed; pytest must judge the same way."""
+    from graders import bugs
+
+    bug = bugs.load(kata)[0]
+    path = attempt(tmp_path, bug.source, f"{kata}.py")
+    report = grade(kata, path)
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "pytest_timeout", "-q", "-rf", "--impl", str(path),
+                          f"graders/test_{kata}.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    failed_by_pytest = {line.split("::")[1].split()[0] for line in run.stdout.splitlines()
+                        if line.startswith("FAILED")}
+    grader = __import__(f"graders.test_{kata}", fromlist=["_"])
+    names = {getattr(grader, f).check_name for f in failed_by_pytest}
+    assert names == {c["name"] for c in failures(report)}, run.stdout[-3000:]
