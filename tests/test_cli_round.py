@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -84,3 +86,32 @@ def test_importing_the_command_loads_nothing_heavy():
                        timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+BAD_ATTEMPTS = {
+    "prints": ('import sys\nprint("{ not json")\ndef softmax(z, axis=-1):\n    print("}}}")\n'
+               '    sys.stdout.write("[1, 2]")\n    return z\n', "agrees with the reference"),
+    "never_returns": ("def softmax(z, axis=-1):\n    while True:\n        pass\n", "did not finish within 1 s"),
+    "exits": ("import os\ndef softmax(z, axis=-1):\n    os._exit(7)\n", "ended the Python interpreter"),
+    "raises": ("def softmax(z, axis=-1):\n    raise KeyError('axis')\n", "raised KeyError"),
+    "syntax_error": ("def softmax(z, axis=-1)\n    return z\n", "syntax error on line 1"),
+    "wrong_type": ("def softmax(z, axis=-1):\n    return {'p': z}\n", "is a dict, expected a NumPy array"),
+    "huge_memory": ("import numpy as np\ndef softmax(z, axis=-1):\n    return np.zeros((10**6, 10**6))\n",
+                    "ran out of memory"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_ATTEMPTS))
+def test_check_json_on_a_misbehaving_attempt_is_one_object_and_exit_1(subprocess_env, tmp_path, name):
+    source, words = BAD_ATTEMPTS[name]
+    path = tmp_path / "softmax.py"
+    path.write_text(source)
+    env = dict(subprocess_env, KATA_CHECK_SECONDS="1")
+    r = kata(env, "check", "--file", str(path), "--json")
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)  # the whole of stdout is one JSON object
+    assert report["kata"] == "softmax" and report["passed"] is False
+    assert any(words in c["message"] or words == c["name"] for c in report["checks"] if not c["passed"]), report
+    assert "Traceback" not in r.stderr
+    plain = kata(env, "check", "--file", str(path))
+    assert plain.returncode == 1 and "Traceback" not in plain.stdout + plain.stderr
