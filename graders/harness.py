@@ -30,7 +30,7 @@ CHECK_SECONDS = float(os.environ.get("KATA_CHECK_SECONDS", "10"))  # per check, 
 GRACE_SECONDS = 5.0       # a check stuck in C code past its limit is killed from here
 TOTAL_SECONDS = 180.0     # the whole run, as a last resort
 STDOUT_LIMIT = 4000
-LOAD_FAILURE = "your file"   # the prefix of graders.conftest's messages for a file that cannot load
+LOAD_FAILURE = "your file"   # how graders.attempt.load_graded's messages begin
 
 
 def _check(name: str, passed: bool, message: str = "", status: str | None = None, repro: str | None = None) -> dict:
@@ -40,13 +40,13 @@ def _check(name: str, passed: bool, message: str = "", status: str | None = None
 
 def _report(kata: str, checks: list[dict], *, diagnosis: str | None = None, stdout: str = "",
             seconds: float = 0.0, bug: str | None = None) -> dict:
-    not_implemented = bool(checks) and all(c["status"] in ("not_implemented", "skipped") for c in checks
-                                           if not c["passed"]) and any(
-        c["status"] == "not_implemented" for c in checks)
+    statuses = {c["status"] for c in checks}
+    # untouched: nothing passed or failed on its merits, something is not implemented yet
+    untouched = "not_implemented" in statuses and statuses <= {"not_implemented", "skipped"}
     return {
         "kata": kata,
         "passed": bool(checks) and all(c["passed"] for c in checks),
-        "not_implemented": not_implemented and not any(c["passed"] for c in checks),
+        "not_implemented": untouched,
         "checks": checks,
         "diagnosis": diagnosis,
         "bug": bug,
@@ -205,7 +205,7 @@ def _assemble(kata: str, events: list[dict], code: int | None, stdout: str, stde
     if done is None:
         if not names:
             tail = "\n".join(stderr.strip().splitlines()[-3:])
-            if killed or (code is not None and code < 0) or code not in (0, 1, 2, 3, 4, 5):
+            if killed or code not in (0, 1):
                 message = f"the attempt {_exit_description(code)} while loading"
             else:
                 message = f"the grader could not start: {tail or 'no output'}"
@@ -222,7 +222,7 @@ def _assemble(kata: str, events: list[dict], code: int | None, stdout: str, stde
             if nodeid not in results:
                 results[nodeid] = _check(name, False, "not run: the grading process had stopped", "skipped")
     checks = [results[i] for i in names if i in results]
-    # the child's own stdout is pytest's progress; what the attempt printed was captured per check
+    # the runner captures what the attempt prints and hands it over in its last event
     printed = (done or {}).get("stdout", "")
     return _report(kata, _collapse(checks), diagnosis=diagnosis, bug=bug, stdout=printed)
 
