@@ -4,7 +4,7 @@
 
 The report is a JSON-ready dict:
     {"kata", "passed", "not_implemented", "checks": [{"name", "passed", "status",
-     "message", "repro"}], "diagnosis", "stdout", "seconds"}
+     "message", "repro", "id"}], "diagnosis", "bug", "stdout", "seconds"}
 Nothing the attempt does (a syntax error, a forbidden import, an exception, printing,
 hanging, exiting, exhausting memory) makes this function raise; each becomes a failed
 check with a message a candidate can act on. This module imports neither NumPy nor
@@ -33,9 +33,11 @@ STDOUT_LIMIT = 4000
 LOAD_FAILURE = "your file"   # how graders.attempt.load_graded's messages begin
 
 
-def _check(name: str, passed: bool, message: str = "", status: str | None = None, repro: str | None = None) -> dict:
+def _check(name: str, passed: bool, message: str = "", status: str | None = None, repro: str | None = None,
+           id: str | None = None) -> dict:
+    """One check of a report; `id` is its function in the grader (test_agrees), when it has one."""
     return {"name": name, "passed": passed, "status": status or ("passed" if passed else "failed"),
-            "message": message, "repro": repro}
+            "message": message, "repro": repro, "id": id}
 
 
 def _report(kata: str, checks: list[dict], *, diagnosis: str | None = None, stdout: str = "",
@@ -196,7 +198,7 @@ def _assemble(kata: str, events: list[dict], code: int | None, stdout: str, stde
         if kind == "begin":
             in_progress = e["id"]
         elif kind == "check":
-            results[e["id"]] = _check(e["name"], e["passed"], e["message"], e["status"], e.get("repro"))
+            results[e["id"]] = _check(e["name"], e["passed"], e["message"], e["status"], e.get("repro"), e["id"])
             in_progress = None
         elif kind == "diagnosis":
             diagnosis, bug = e["message"], e["bug"]
@@ -217,10 +219,11 @@ def _assemble(kata: str, events: list[dict], code: int | None, stdout: str, stde
                 message = f"did not finish within {limit:g} s (stuck inside a long NumPy call?)"
             else:
                 message = f"the attempt {_exit_description(code)} during this check"
-            results[in_progress] = _check(names.get(in_progress, in_progress), False, message)
+            results[in_progress] = _check(names.get(in_progress, in_progress), False, message, id=in_progress)
         for nodeid, name in names.items():
             if nodeid not in results:
-                results[nodeid] = _check(name, False, "not run: the grading process had stopped", "skipped")
+                results[nodeid] = _check(name, False, "not run: the grading process had stopped", "skipped",
+                                         id=nodeid)
     checks = [results[i] for i in names if i in results]
     # the runner captures what the attempt prints and hands it over in its last event
     printed = (done or {}).get("stdout", "")

@@ -26,22 +26,9 @@ def functions(path: Path) -> dict[str, ast.FunctionDef]:
     return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
 
 
-def check_names(kata: str) -> list[str]:
-    """The names of the checks in a kata's grader, read from its @check decorators."""
+def check_ids(kata: str) -> list[str]:
+    """The checks of a kata's grader: the names of its @check-decorated test functions."""
     tree = ast.parse((ROOT / "graders" / f"test_{kata}.py").read_text(encoding="utf-8"))
-    names = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
-            for dec in node.decorator_list:
-                if isinstance(dec, ast.Call) and getattr(dec.func, "id", "") == "check":
-                    names.append(ast.literal_eval(_resolve(dec.args[0], tree)))
-    return names
-
-
-def _resolve(node: ast.AST, tree: ast.Module) -> ast.AST:
-    """A check name given as a module-level constant is looked up."""
-    if isinstance(node, ast.Name):
-        for stmt in tree.body:
-            if isinstance(stmt, ast.Assign) and any(getattr(t, "id", None) == node.id for t in stmt.targets):
-                return stmt.value
-    return node
+    return [node.name for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+            and any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "check" for d in node.decorator_list)]

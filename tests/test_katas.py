@@ -14,14 +14,15 @@ from graders import bugs as bug_catalogue
 from graders.harness import grade
 from practice import catalogue
 
-from kata_files import ROOT, alternatives, check_names, functions, kata_for_alternative
+from kata_files import ROOT, alternatives, check_ids, functions, kata_for_alternative
 
 NAMES = catalogue.names()
 BUGS = [(k, b) for k in NAMES for b in bug_catalogue.load(k)]
 
 
 def failed(report: dict) -> dict[str, str]:
-    return {c["name"]: c["message"] for c in report["checks"] if not c["passed"]}
+    """Failed checks by id (their function in the grader), with their messages."""
+    return {c["id"] or c["name"]: c["message"] for c in report["checks"] if not c["passed"]}
 
 
 def test_catalogue_and_files_agree():
@@ -77,8 +78,8 @@ def test_catalogue_of_bugs_is_broad(kata):
     entries = bug_catalogue.load(kata)
     assert len(entries) >= 6, f"{kata} has {len(entries)} known bugs; an interviewer has seen more"
     assert len({b.name for b in entries}) == len(entries), "bug names must be unique"
-    names = set(check_names(kata))
-    unknown = [b.name for b in entries if b.fails not in names]
+    ids = set(check_ids(kata))
+    unknown = [b.name for b in entries if b.fails not in ids]
     assert not unknown, f"bugs naming a check that the grader does not have: {unknown}"
 
 

@@ -17,7 +17,7 @@ from types import ModuleType
 @dataclass(frozen=True)
 class Bug:
     name: str      # short identifier, unique within the kata
-    fails: str     # the name of a check this bug must fail (as in @check("..."))
+    fails: str     # the check this bug must fail: its function in the grader, e.g. "test_agrees"
     likely: str    # the lesson, completing "Likely cause: ..."
     code: str      # the attempt's source; `import numpy as np` is added when absent
 

@@ -6,16 +6,6 @@ written in another layout (einsum, a loop over heads) are spelled out in full.
 """
 from graders.bugs import Bug
 
-SHAPES = "returns y (B, T, d_model) and weights (B, n_heads, T, T)"
-AGREES = "agrees with the reference"
-ROWS = "every row of the weights sums to 1"
-CAUSAL = "nothing attends to the future (the strict upper triangle of the weights is exactly 0)"
-PREFIX = "the first t positions do not depend on later ones (prefix invariance)"
-HUGE = "stays finite, causal and correct for scores of 1e4 and more"
-HEADS = "head h is attention on feature columns h*d_head:(h+1)*d_head"
-BATCH = "each sequence of the batch is computed on its own"
-RAISES = "raises ValueError when n_heads does not divide d_model"
-UNCHANGED = "leaves its inputs unchanged"
 
 PLAIN = """
 def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):
@@ -50,117 +40,117 @@ def _with(*changes: tuple[str, str], count: int = 1) -> str:
 
 
 BUGS = [
-    Bug("k_dot_T_on_4d", SHAPES,
+    Bug("k_dot_T_on_4d", "test_shapes",
         "`k.T` on the 4-D key array reverses all four axes, (B, n_heads, T, d_head) -> (d_head, T, "
         "n_heads, B); swap only the last two: k.transpose(0, 1, 3, 2) or np.swapaxes(k, -1, -2)",
         _with(("k.transpose(0, 1, 3, 2)", "k.T"))),
-    Bug("merge_without_transpose", AGREES,
+    Bug("merge_without_transpose", "test_agrees",
         "the heads are merged by reshaping (B, n_heads, T, d_head) straight to (B, T, d_model): the "
         "shape is right but positions and heads are interleaved; transpose(0, 2, 1, 3) first",
         _with(("(w @ v).transpose(0, 2, 1, 3).reshape", "(w @ v).reshape"))),
-    Bug("split_by_straight_reshape", HEADS,
+    Bug("split_by_straight_reshape", "test_head_columns",
         "the heads are split by reshaping (B, T, d_model) straight to (B, n_heads, T, d_head), which "
         "cuts across positions; reshape to (B, T, n_heads, d_head), then transpose(0, 2, 1, 3)",
         _with(("t.reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)", "t.reshape(B, n_heads, T, d_head)"),
               ("(w @ v).transpose(0, 2, 1, 3).reshape", "(w @ v).reshape"))),
-    Bug("split_transpose_0231", SHAPES,
+    Bug("split_transpose_0231", "test_shapes",
         "the split used transpose(0, 2, 3, 1), giving (B, n_heads, d_head, T): that is the layout of "
         "k transposed, not of q, k and v; use transpose(0, 2, 1, 3)",
         _with(("transpose(0, 2, 1, 3)\n\n", "transpose(0, 2, 3, 1)\n\n"))),
-    Bug("reshape_heads_swapped", SHAPES,
+    Bug("reshape_heads_swapped", "test_shapes",
         "n_heads and d_head are swapped in the reshape, (B, T, d_head, n_heads): every head then has "
         "the wrong size, and the weights get d_head heads instead of n_heads",
         _with(("t.reshape(B, T, n_heads, d_head)", "t.reshape(B, T, d_head, n_heads)"))),
-    Bug("split_strided_columns", HEADS,
+    Bug("split_strided_columns", "test_head_columns",
         "the split reshaped to (B, T, d_head, n_heads), so head h takes every n_heads-th feature "
         "(columns h::n_heads) instead of the block h*d_head:(h+1)*d_head",
         _with(("t.reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)",
                "t.reshape(B, T, d_head, n_heads).transpose(0, 3, 1, 2)"))),
-    Bug("scale_sqrt_d_model", AGREES,
+    Bug("scale_sqrt_d_model", "test_agrees",
         "the scores are divided by sqrt(d_model); each head's dot product has d_head terms, so the "
         "scale is sqrt(d_head)",
         _with(("np.sqrt(d_head)", "np.sqrt(d_model)"))),
-    Bug("no_scaling", AGREES,
+    Bug("no_scaling", "test_agrees",
         "the scores are not divided by sqrt(d_head), so they grow with the head size and the softmax "
         "saturates",
         _with(("q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)", "q @ k.transpose(0, 1, 3, 2)"))),
-    Bug("scale_sqrt_T", PREFIX,
+    Bug("scale_sqrt_T", "test_prefix",
         "the scores are divided by sqrt(T), the number of keys, instead of sqrt(d_head), the size of "
         "a head; the output then changes with the sequence's length",
         _with(("np.sqrt(d_head)", "np.sqrt(T)"))),
-    Bug("softmax_over_queries", ROWS,
+    Bug("softmax_over_queries", "test_rows_sum_to_one",
         "the softmax runs over axis -2 (the queries); it must run over the last axis, the keys, so "
         "that each query's weights sum to 1",
         _with(("axis=-1", "axis=-2"), count=2)),
-    Bug("mask_blocks_diagonal", ROWS,
+    Bug("mask_blocks_diagonal", "test_rows_sum_to_one",
         "the mask is np.triu(..., k=0), which also blocks the diagonal: position 0 then has no key "
         "left and its row is 0 / 0; use k=1, since a position may attend to itself",
         _with(("k=1)", "k=0)"))),
-    Bug("mask_blocks_the_past", CAUSAL,
+    Bug("mask_blocks_the_past", "test_causal",
         "the mask is np.tril(..., k=-1), which blocks the past instead of the future; the future is "
         "the strict upper triangle, np.triu(..., k=1)",
         _with(("np.triu(np.ones((T, T), dtype=bool), k=1)", "np.tril(np.ones((T, T), dtype=bool), k=-1)"))),
-    Bug("no_causal_mask", CAUSAL,
+    Bug("no_causal_mask", "test_causal",
         "there is no causal mask: set the scores of later positions to -inf before the softmax",
         _with(("    scores = np.where(mask, -np.inf, scores)\n", ""))),
-    Bug("mask_multiplies_scores", CAUSAL,
+    Bug("mask_multiplies_scores", "test_causal",
         "the future scores are multiplied by 0, but a score of 0 still gets exp(0) > 0 of the weight; "
         "set them to -inf instead",
         _with(("np.where(mask, -np.inf, scores)", "scores * ~mask"))),
-    Bug("future_zeroed_after_softmax", ROWS,
+    Bug("future_zeroed_after_softmax", "test_rows_sum_to_one",
         "the future weights are zeroed after the softmax without renormalising, so the rows no longer "
         "sum to 1; mask the scores with -inf before the softmax instead",
         _with(("    scores = np.where(mask, -np.inf, scores)\n", ""),
               ("    w = w / w.sum(axis=-1, keepdims=True)\n",
                "    w = w / w.sum(axis=-1, keepdims=True)\n    w = np.where(mask, 0.0, w)\n"))),
-    Bug("mask_after_softmax_renormalised", HUGE,
+    Bug("mask_after_softmax_renormalised", "test_huge_scores",
         "the mask is applied after the softmax and the rows renormalised: exact in theory, but a large "
         "future score underflows every allowed weight to 0 first, and 0 / 0 is NaN; mask before",
         _with(("    scores = np.where(mask, -np.inf, scores)\n", ""),
               ("    w = w / w.sum(axis=-1, keepdims=True)\n",
                "    w = w / w.sum(axis=-1, keepdims=True)\n    w = np.where(mask, 0.0, w)\n"
                "    w = w / w.sum(axis=-1, keepdims=True)\n"))),
-    Bug("no_max_shift", HUGE,
+    Bug("no_max_shift", "test_huge_scores",
         "the softmax does not subtract the row maximum, so exp of a score near 1e4 is inf and inf / inf "
         "is NaN",
         _with(("    scores = scores - scores.max(axis=-1, keepdims=True)\n", ""))),
-    Bug("global_max_shift", HUGE,
+    Bug("global_max_shift", "test_huge_scores",
         "the maximum subtracted before exp is that of the whole array, not of each row: rows far below "
         "it underflow to 0 / 0; use scores.max(axis=-1, keepdims=True)",
         _with(("scores.max(axis=-1, keepdims=True)", "scores.max()"))),
-    Bug("additive_mask_minus_1e4", HUGE,
+    Bug("additive_mask_minus_1e4", "test_huge_scores",
         "the future is masked by adding -1e4 (the old additive-mask habit): once scores are of order 1e4 "
         "a masked score can still beat the allowed ones; set the future to -inf",
         _with(("np.where(mask, -np.inf, scores)", "scores - 1e4 * mask"))),
-    Bug("mask_fill_minus_1e4", HUGE,
+    Bug("mask_fill_minus_1e4", "test_huge_scores",
         "the future is filled with -1e4 rather than -inf: when a row's real scores fall below -1e4 the "
         "masked entries win the softmax; -inf is below every score",
         _with(("np.where(mask, -np.inf, scores)", "np.where(mask, -1e4, scores)"))),
-    Bug("mask_off_by_one", CAUSAL,
+    Bug("mask_off_by_one", "test_causal",
         "the mask is np.triu(..., k=2), so each position also sees the next one; the future starts right "
         "after the diagonal, k=1",
         _with(("k=1)", "k=2)"))),
-    Bug("boolean_mask_on_4d_scores", SHAPES,
+    Bug("boolean_mask_on_4d_scores", "test_shapes",
         "`scores[mask] = -np.inf` with a (T, T) mask indexes the first two axes of the 4-D scores (batch "
         "and heads), not the last two; write scores[..., mask] = -np.inf or use np.where",
         _with(("    scores = np.where(mask, -np.inf, scores)\n", "    scores[mask] = -np.inf\n"))),
-    Bug("merge_swaps_batch_axis", BATCH,
+    Bug("merge_swaps_batch_axis", "test_batch_independence",
         "the heads are merged with swapaxes(0, 2), which swaps the batch axis with the positions; it "
         "looks right for one sequence and mixes sequences in a batch; use transpose(0, 2, 1, 3)",
         _with(("(w @ v).transpose(0, 2, 1, 3)", "(w @ v).swapaxes(0, 2)"))),
-    Bug("projections_transposed", AGREES,
+    Bug("projections_transposed", "test_agrees",
         "the projections are applied as x @ W.T (the nn.Linear habit); here W is (d_model, d_model) "
         "laid out for x @ W",
         _with(("split(x @ W_q), split(x @ W_k), split(x @ W_v)", "split(x @ W_q.T), split(x @ W_k.T), split(x @ W_v.T)"))),
-    Bug("output_projection_transposed", AGREES,
+    Bug("output_projection_transposed", "test_agrees",
         "the output projection is applied as merged @ W_o.T; the contract's W_o is laid out for merged @ W_o",
         _with(("out @ W_o", "out @ W_o.T"))),
-    Bug("in_place_scale", UNCHANGED,
+    Bug("in_place_scale", "test_inputs_unchanged",
         "`W_q /= np.sqrt(d_head)` folds the scale into the caller's W_q; scale a new array "
         "(q = x @ W_q / ...) instead",
         _with(("    q, k, v = split(x @ W_q)", "    W_q /= np.sqrt(d_head)\n    q, k, v = split(x @ W_q)"),
               ("q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)", "q @ k.transpose(0, 1, 3, 2)"))),
-    Bug("mask_on_wrong_axes", CAUSAL,
+    Bug("mask_on_wrong_axes", "test_causal",
         "the scores are laid out (B, T, n_heads, T), so the (T, T) mask broadcasts against the (n_heads, "
         "T) axes: an error when n_heads != T, a wrong mask when they are equal; move the heads in front "
         "of the positions, or index the mask as mask[:, None, :]",
@@ -182,7 +172,7 @@ BUGS = [
             out = np.einsum("bqhk,bkhd->bqhd", w, v).reshape(B, T, d_model)
             return out @ W_o, w.transpose(0, 2, 1, 3)
         """),
-    Bug("no_value_error_array_split", RAISES,
+    Bug("no_value_error_array_split", "test_raises",
         "np.array_split quietly makes heads of unequal size when n_heads does not divide d_model; check "
         "d_model % n_heads and raise ValueError",
         """
@@ -202,7 +192,7 @@ BUGS = [
                 weights.append(w)
             return np.concatenate(outs, axis=-1) @ W_o, np.stack(weights, axis=1)
         """),
-    Bug("heads_averaged_through_W_o", AGREES,
+    Bug("heads_averaged_through_W_o", "test_agrees",
         "each head is projected by its own rows of W_o and the results are averaged; concatenating the "
         "heads and applying W_o is their sum, not their mean",
         """

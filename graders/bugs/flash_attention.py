@@ -5,9 +5,6 @@ that loop with one line changed.
 """
 from graders.bugs import Bug
 
-AGREES = "agrees with plain attention, causal and not"
-MEMORY = "never builds a full T x T array (tracemalloc peak at T=8192, d=16, block 64)"
-ERRORS = "raises ValueError for block_size < 1 and for causal with T_q > T_k"
 
 CORRECT = """
 def flash_attention(q, k, v, block_size=128, causal=True):
@@ -44,19 +41,19 @@ def variant(old: str, new: str) -> str:
 
 
 BUGS = [
-    Bug("no_rescale", AGREES,
+    Bug("no_rescale", "test_agrees",
         "the running sum and output are not rescaled by exp(m_old - m_new) when the max grows, so "
         "earlier blocks are weighted against a stale max",
         variant("l = l * alpha + p.sum(axis=-1, keepdims=True)\n        acc = acc * alpha + p @ v[..., k0:k1, :]",
                 "l = l + p.sum(axis=-1, keepdims=True)\n        acc = acc + p @ v[..., k0:k1, :]")),
-    Bug("sum_not_rescaled", AGREES,
+    Bug("sum_not_rescaled", "test_agrees",
         "the output accumulator is rescaled when the max grows but the running sum l is not",
         variant("l = l * alpha + p.sum(axis=-1, keepdims=True)", "l = l + p.sum(axis=-1, keepdims=True)")),
-    Bug("last_partial_block_dropped", "any block size gives the same answer (1, not dividing T, larger than T)",
+    Bug("last_partial_block_dropped", "test_block_sizes",
         "the loop stops before the last, shorter block: range(0, T - block_size + 1, block_size) drops the "
         "keys left over when block_size does not divide T",
         variant("for k0 in range(0, t_k, block_size):", "for k0 in range(0, t_k - block_size + 1, block_size):")),
-    Bug("full_score_matrix", MEMORY,
+    Bug("full_score_matrix", "test_memory",
         "the whole (T_q, T_k) score matrix is built: right values, but memory grows as T squared, which "
         "is exactly what FlashAttention avoids",
         """
@@ -72,53 +69,53 @@ BUGS = [
             p = np.exp(s - s.max(axis=-1, keepdims=True))
             return (p / p.sum(axis=-1, keepdims=True)) @ v
         """),
-    Bug("full_boolean_mask", MEMORY,
+    Bug("full_boolean_mask", "test_memory",
         "the blocks are right but the causal mask is built once at full (T_q, T_k) size: even a boolean "
         "T x T array is T squared bytes; build each block's mask from its positions",
         variant("    for k0 in range(0, t_k, block_size):",
                 "    future = np.arange(t_k)[None, :] > pos[:, None]\n    for k0 in range(0, t_k, block_size):")
         .replace("np.where(np.arange(k0, k1)[None, :] > pos[:, None], -np.inf, s)",
                  "np.where(future[:, k0:k1], -np.inf, s)")),
-    Bug("top_left_alignment", "causal with fewer queries than keys uses bottom-right alignment",
+    Bug("top_left_alignment", "test_bottom_right",
         "with fewer queries than keys the queries are the LAST positions: query i sits at T_k - T_q + i, "
         "not at i",
         variant("pos = t_k - t_q + np.arange(t_q)", "pos = np.arange(t_q)")),
-    Bug("no_scaling", AGREES,
+    Bug("no_scaling", "test_agrees",
         "the scores are not divided by sqrt(d)",
         variant("scale = 1.0 / np.sqrt(d)", "scale = 1.0")),
-    Bug("max_never_updated", "stays finite and exact for scores near 1e4",
+    Bug("max_never_updated", "test_large_scores",
         "the running max is taken from the first block only; a later block with larger scores then "
         "overflows exp",
         variant("m_new = np.maximum(m, s.max(axis=-1, keepdims=True))",
                 "m_new = s.max(axis=-1, keepdims=True) if k0 == 0 else m")),
-    Bug("per_block_softmax_summed", AGREES,
+    Bug("per_block_softmax_summed", "test_agrees",
         "each block is normalised on its own and the block outputs are added: blocks must share one "
         "softmax, through the running max and sum",
         variant("acc = acc * alpha + p @ v[..., k0:k1, :]",
                 "acc = acc + (p / p.sum(axis=-1, keepdims=True)) @ v[..., k0:k1, :]")
         .replace("return acc / l", "return acc")),
-    Bug("mask_blocks_diagonal", AGREES,
+    Bug("mask_blocks_diagonal", "test_agrees",
         "the mask uses >= and also blocks each query's own position, so the first query sees nothing "
         "(0 / 0 = NaN)",
         variant("np.arange(k0, k1)[None, :] > pos[:, None]", "np.arange(k0, k1)[None, :] >= pos[:, None]")),
-    Bug("block_local_mask", AGREES,
+    Bug("block_local_mask", "test_agrees",
         "the causal mask compares the key's index within its block with the query's position; "
         "compare absolute positions (k0 + j)",
         variant("np.arange(k0, k1)[None, :] > pos[:, None]", "np.arange(k1 - k0)[None, :] > pos[:, None]")),
-    Bug("early_exit_off_by_one", AGREES,
+    Bug("early_exit_off_by_one", "test_agrees",
         "the loop stops at a block whose first key IS the last query's position; that key is still "
         "visible (stop when k0 > T_k - 1, not >=)",
         variant("        k1 = min(k0 + block_size, t_k)\n",
                 "        if causal and k0 >= pos[-1]:\n            break\n        k1 = min(k0 + block_size, t_k)\n")),
-    Bug("negative_block_size_accepted", ERRORS,
+    Bug("negative_block_size_accepted", "test_value_errors",
         "block_size < 1 is not rejected: range() refuses a step of 0 but silently loops zero times for a "
         "negative one",
         variant('    if block_size < 1:\n        raise ValueError("block_size must be at least 1")\n', "")),
-    Bug("causal_t_q_gt_t_k_accepted", ERRORS,
+    Bug("causal_t_q_gt_t_k_accepted", "test_value_errors",
         "a causal call with more queries than keys is not rejected: the first queries have no key "
         "to see and come out as 0 / 0",
         variant('    if causal and t_q > t_k:\n        raise ValueError("causal attention needs t_q <= t_k")\n', "")),
-    Bug("scales_q_in_place", "leaves q, k and v unchanged",
+    Bug("scales_q_in_place", "test_inputs_unchanged",
         "`q *= scale` writes into the caller's array; scale a copy or the scores instead",
         variant("    pos = t_k - t_q", "    q *= scale\n    scale = 1.0\n    pos = t_k - t_q")),
 ]

@@ -6,20 +6,6 @@ attempts written in another style (a loop over heads, a grouped formulation).
 """
 from graders.bugs import Bug
 
-SHAPES = "returns y of shape (B, T, d_model) and weights of shape (B, n_heads, T, T)"
-AGREES = "agrees with the reference"
-D_MODEL = "works when d_model differs from n_heads * d_head (d_head is W_q.shape[1] // n_heads)"
-LARGE = "stays finite and correct for large scores (|scores| in the thousands)"
-MQA = "works as multi-query attention when n_kv_heads == 1"
-GROUPING = "neighbouring query heads share a KV head (query head h uses KV head h // (n_heads // n_kv_heads))"
-ROWS = "rows of the weights sum to 1"
-CAUSAL = "nothing attends to the future"
-RAISES_WIDTH = "raises ValueError when n_heads does not divide W_q.shape[1]"
-UNCHANGED = "leaves its inputs unchanged"
-FIGURES = "kv_cache_bytes gives 128 KiB per token for 32 layers, 8 KV heads, d_head 128, 16-bit (512 KiB with 32)"
-DEFAULT = "kv_cache_bytes counts 2 bytes per value (16-bit) by default"
-LINEAR = "kv_cache_bytes grows linearly with the number of tokens"
-INT = "kv_cache_bytes returns an int"
 
 BASE = '''
 import numpy as np
@@ -123,42 +109,42 @@ def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):
 
 BUGS = [
     # --- which KV head a query head reads
-    Bug("tile_instead_of_repeat", GROUPING,
+    Bug("tile_instead_of_repeat", "test_grouping",
         "np.tile (like picking KV head h % n_kv_heads) interleaves the groups: query head 1 gets KV head 1. "
         "np.repeat(k, group, axis=1) puts each KV head next to itself, so head h gets KV head h // group",
         _variant((REPEAT, "    k = np.tile(k, (1, group, 1, 1))\n    v = np.tile(v, (1, group, 1, 1))\n"))),
-    Bug("kv_head_is_position_in_group", GROUPING,
+    Bug("kv_head_is_position_in_group", "test_grouping",
         "query head h was given KV head h % group, its position inside its group; the KV head is the "
         "group's number, h // group",
         _variant((REPEAT, "    kv_of = np.arange(n_heads) % group\n    k = k[:, kv_of]\n    v = v[:, kv_of]\n"))),
-    Bug("kv_head_divides_by_n_kv_heads", GROUPING,
+    Bug("kv_head_divides_by_n_kv_heads", "test_grouping",
         "query head h was given KV head h // n_kv_heads; the divisor is the group size, "
         "n_heads // n_kv_heads, which equals n_kv_heads only when n_heads == n_kv_heads ** 2",
         _variant((REPEAT, "    kv_of = np.arange(n_heads) // n_kv_heads\n    k = k[:, kv_of]\n    v = v[:, kv_of]\n"))),
-    Bug("kv_split_with_n_heads", MQA,
+    Bug("kv_split_with_n_heads", "test_multi_query",
         "keys and values were split into n_heads heads like the queries; they have only n_kv_heads heads "
         "of width d_head, shared out afterwards",
         _variant(("k = (x @ W_k).reshape(B, T, n_kv_heads, d_head)", "k = (x @ W_k).reshape(B, T, n_heads, -1)"),
                  ("v = (x @ W_v).reshape(B, T, n_kv_heads, d_head)", "v = (x @ W_v).reshape(B, T, n_heads, -1)"))),
     # --- sizes and scale
-    Bug("d_head_from_d_model", D_MODEL,
+    Bug("d_head_from_d_model", "test_d_model_differs",
         "d_head was taken as d_model // n_heads; in grouped-query attention it is W_q.shape[1] // n_heads, "
         "and n_heads * d_head need not equal d_model",
         _variant(("d_head = W_q.shape[1] // n_heads", "d_head = d_model // n_heads"))),
-    Bug("scale_by_sqrt_d_model", AGREES,
+    Bug("scale_by_sqrt_d_model", "test_agrees",
         "the scores were divided by sqrt(d_model); the scale is sqrt(d_head), the width of one head's dot product",
         _variant(("/ np.sqrt(d_head)", "/ np.sqrt(d_model)"))),
-    Bug("scale_by_d_model_over_heads", D_MODEL,
+    Bug("scale_by_d_model_over_heads", "test_d_model_differs",
         "the scores were divided by sqrt(d_model // n_heads), which is sqrt(d_head) only when "
         "d_model == n_heads * d_head; use the head width itself",
         _variant(("/ np.sqrt(d_head)", "/ np.sqrt(d_model // n_heads)"))),
     # --- head bookkeeping
-    Bug("merge_without_transposing_back", AGREES,
+    Bug("merge_without_transposing_back", "test_agrees",
         "the heads were merged by reshaping (B, n_heads, T, d_head) straight to (B, T, n_heads * d_head): "
         "right shape, but heads and positions are mixed; transpose to (B, T, n_heads, d_head) first",
         _variant(("out = out.transpose(0, 2, 1, 3).reshape(B, T, n_heads * d_head)",
                   "out = out.reshape(B, T, n_heads * d_head)"))),
-    Bug("split_by_reshaping_straight_to_heads", AGREES,
+    Bug("split_by_reshaping_straight_to_heads", "test_agrees",
         "heads were split by reshaping (B, T, n_heads * d_head) straight to (B, n_heads, T, d_head), which "
         "cuts across positions; reshape to (B, T, n_heads, d_head) and then transpose",
         _variant(("q = (x @ W_q).reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)",
@@ -167,66 +153,66 @@ BUGS = [
                   "k = (x @ W_k).reshape(B, n_kv_heads, T, d_head)"),
                  ("v = (x @ W_v).reshape(B, T, n_kv_heads, d_head).transpose(0, 2, 1, 3)",
                   "v = (x @ W_v).reshape(B, n_kv_heads, T, d_head)"))),
-    Bug("grouped_weights_not_merged", SHAPES,
+    Bug("grouped_weights_not_merged", "test_shapes",
         "the grouped form keeps weights as (B, n_kv_heads, group, T, T); reshape them to "
         "(B, n_heads, T, T) before returning",
         GROUPED_WEIGHTS_NOT_MERGED),
     # --- mask and softmax
-    Bug("no_causal_mask", CAUSAL,
+    Bug("no_causal_mask", "test_causal",
         "no causal mask: every position also attends to the ones after it",
         _variant(("    scores = np.where(mask, -np.inf, scores)\n", ""))),
-    Bug("mask_blocks_the_diagonal", ROWS,
+    Bug("mask_blocks_the_diagonal", "test_rows_sum_to_one",
         "the mask also blocks the diagonal (np.triu with k=0): position 0 then has nothing to attend to "
         "and its row is NaN; a position may attend to itself, so use k=1",
         _variant(("np.triu(np.ones((T, T), dtype=bool), k=1)", "np.triu(np.ones((T, T), dtype=bool), k=0)"))),
-    Bug("future_zeroed_after_softmax", ROWS,
+    Bug("future_zeroed_after_softmax", "test_rows_sum_to_one",
         "the future was zeroed after the softmax, so the rows no longer sum to 1; mask the scores with "
         "-inf before the softmax",
         _variant(("    scores = np.where(mask, -np.inf, scores)\n", ""),
                  ("    weights = weights / weights.sum(axis=-1, keepdims=True)\n",
                   "    weights = weights / weights.sum(axis=-1, keepdims=True)\n"
                   "    weights = np.where(mask, 0.0, weights)\n"))),
-    Bug("softmax_over_queries", ROWS,
+    Bug("softmax_over_queries", "test_rows_sum_to_one",
         "the softmax normalises over the query axis (-2); each query's weights over the keys (axis -1) "
         "must sum to 1",
         _variant(("scores - scores.max(axis=-1, keepdims=True)", "scores - scores.max(axis=-2, keepdims=True)"),
                  ("weights / weights.sum(axis=-1, keepdims=True)", "weights / weights.sum(axis=-2, keepdims=True)"))),
-    Bug("softmax_without_max_shift", LARGE,
+    Bug("softmax_without_max_shift", "test_large_scores",
         "exp of the raw scores: without subtracting each row's max, large scores overflow to inf and "
         "inf / inf is NaN",
         _variant(("    scores = scores - scores.max(axis=-1, keepdims=True)\n", ""))),
     # --- contract
-    Bug("no_value_errors", RAISES_WIDTH,
+    Bug("no_value_errors", "test_heads_must_divide_width",
         "nothing checks that n_heads divides W_q.shape[1] and that n_kv_heads divides n_heads; "
         "a loop over heads then quietly drops columns (or divides by zero) instead of raising ValueError",
         LOOP_WITHOUT_CHECKS),
-    Bug("scale_folded_into_W_q_in_place", UNCHANGED,
+    Bug("scale_folded_into_W_q_in_place", "test_inputs_unchanged",
         "`W_q /= ...` scales the caller's weight matrix in place (and again on every call); "
         "divide the scores, or a copy, instead",
         _variant(("    d_head = W_q.shape[1] // n_heads\n",
                   "    d_head = W_q.shape[1] // n_heads\n    W_q /= np.sqrt(d_head)\n"),
                  ("scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)", "scores = q @ k.transpose(0, 1, 3, 2)"))),
     # --- kv_cache_bytes
-    Bug("kv_cache_keys_only", FIGURES,
+    Bug("kv_cache_keys_only", "test_cache_figures",
         "the cache holds keys AND values: the factor 2 is missing",
         _variant((KV_CACHE, "    return n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens\n"))),
-    Bug("kv_cache_one_layer", FIGURES,
+    Bug("kv_cache_one_layer", "test_cache_figures",
         "every layer keeps its own keys and values: multiply by n_layers",
         _variant((KV_CACHE, "    return 2 * n_kv_heads * d_head * bytes_per_value * n_tokens\n"))),
-    Bug("kv_cache_in_bits", FIGURES,
+    Bug("kv_cache_in_bits", "test_cache_figures",
         "the count is in bits (times 8); the function returns bytes, and bytes_per_value already says "
         "how many bytes a number takes",
         _variant((KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * 8 * n_tokens\n"))),
-    Bug("kv_cache_in_kib", FIGURES,
+    Bug("kv_cache_in_kib", "test_cache_figures",
         "the result was converted to KiB; the function returns bytes (131072 bytes is the chapter's 128 KiB)",
         _variant((KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens // 1024\n"))),
-    Bug("kv_cache_default_16", DEFAULT,
+    Bug("kv_cache_default_16", "test_cache_default",
         "the default bytes_per_value is 16, the number of bits; a 16-bit value takes 2 bytes",
         _variant(("n_tokens, bytes_per_value=2):\n    return 2 *", "n_tokens, bytes_per_value=16):\n    return 2 *"))),
-    Bug("kv_cache_ignores_tokens", LINEAR,
+    Bug("kv_cache_ignores_tokens", "test_cache_linear",
         "the size of one token was returned whatever n_tokens is; the cache holds every token read so far",
         _variant((KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value\n"))),
-    Bug("kv_cache_float_division", INT,
+    Bug("kv_cache_float_division", "test_cache_int",
         "going through bits with `/ 8` makes the result a float; a byte count is an int: use // or stay in bytes",
         _variant((KV_CACHE, "    bits = 8 * bytes_per_value\n"
                             "    return 2 * n_layers * n_kv_heads * d_head * n_tokens * bits / 8\n"))),

@@ -1,13 +1,9 @@
 """Mistakes candidates make in rotary position embeddings."""
 from graders.bugs import Bug
 
-AGREES = "agrees with the reference"
-PAIRING = "pairs feature i with feature i + d/2 (half-split), not with feature i + 1 (interleaved)"
-POSITIONS = "custom positions: unsorted, repeated, large"
-ODD = "raises ValueError for an odd d"
 
 BUGS = [
-    Bug("interleaved_pairing", PAIRING,
+    Bug("interleaved_pairing", "test_pairing",
         "the interleaved pairing: features are paired with their neighbours (x[2i], x[2i+1]), as in the "
         "original RoFormer paper and complex-number code; the contract's half-split pairing rotates x[i] "
         "with x[i + d/2], as the Llama code does",
@@ -27,7 +23,7 @@ BUGS = [
             out[..., 1::2] = odd * cos + even * sin
             return out
         """),
-    Bug("freqs_minus_i_over_d", AGREES,
+    Bug("freqs_minus_i_over_d", "test_agrees",
         "the frequencies are base ** (-i/d) for i in 0..d/2-1: the exponent needs 2i/d (or "
         "np.arange(0, d, 2) / d), otherwise the slowest pair turns far too fast",
         """
@@ -44,7 +40,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
         """),
-    Bug("positive_exponent", AGREES,
+    Bug("positive_exponent", "test_agrees",
         "the frequencies are base ** (2i/d), a positive exponent: they must shrink with i, "
         "base ** (-2i/d) (or 1 / base ** (2i/d))",
         """
@@ -61,7 +57,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
         """),
-    Bug("freqs_off_by_one", AGREES,
+    Bug("freqs_off_by_one", "test_agrees",
         "the frequency index starts at 1 (np.arange(1, d/2 + 1)): pair 0 must turn at exactly one "
         "radian per position, base ** 0",
         """
@@ -78,7 +74,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
         """),
-    Bug("sign_flipped", AGREES,
+    Bug("sign_flipped", "test_agrees",
         "the rotation runs backwards (by -angle): out_i = x_i cos - x_{i+d/2} sin and "
         "out_{i+d/2} = x_{i+d/2} cos + x_i sin, and rotate_half is concatenate([-x2, x1]), not [x2, -x1]",
         """
@@ -95,7 +91,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos + x2 * sin, x2 * cos - x1 * sin], axis=-1)
         """),
-    Bug("sign_slip_second_half", "every pair (x_i, x_{i+d/2}) keeps its length",
+    Bug("sign_slip_second_half", "test_pair_norms",
         "a sign slip in the second half (x_{i+d/2} cos - x_i sin with the first half as usual): that is "
         "not a rotation, so lengths and relative positions are lost",
         """
@@ -112,7 +108,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos - x1 * sin], axis=-1)
         """),
-    Bug("positions_ignored", POSITIONS,
+    Bug("positions_ignored", "test_custom_positions",
         "the positions argument is ignored and np.arange(T) always used: a cached decoding step at "
         "position 4095 with T = 1 would be rotated as position 0",
         """
@@ -127,7 +123,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
         """),
-    Bug("table_sized_T", POSITIONS,
+    Bug("table_sized_T", "test_custom_positions",
         "the cos/sin table is built for positions 0..T-1 and then indexed by `positions`: positions are "
         "any ints (with a cache, far beyond T), so build the angles from the positions themselves",
         """
@@ -144,7 +140,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
         """),
-    Bug("positions_from_one", "position 0 is the identity",
+    Bug("positions_from_one", "test_position_zero",
         "the default positions start at 1 (np.arange(1, T + 1)): the first token sits at position 0, "
         "and a rotation by angle 0 leaves it unchanged",
         """
@@ -161,7 +157,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
         """),
-    Bug("cos_sin_repeated", AGREES,
+    Bug("cos_sin_repeated", "test_agrees",
         "the (T, d) cos/sin tables were built with np.repeat (f0 f0 f1 f1 ...), the interleaved layout; "
         "with rotate_half the two halves need the same angles, so concatenate the (T, d/2) table with itself",
         """
@@ -178,7 +174,7 @@ BUGS = [
             rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
             return x * cos + rotated * sin
         """),
-    Bug("angle_table_reshaped", AGREES,
+    Bug("angle_table_reshaped", "test_agrees",
         "the (d/2, T) angle table was reshaped to (T, d/2) instead of transposed: reshape keeps the memory "
         "order, so positions end up spread along the features (use .T, or build it as positions[:, None] * freqs)",
         """
@@ -195,7 +191,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
         """),
-    Bug("T_from_first_axis", "leading batch and head axes: (B, H, T, d) and plain (T, d)",
+    Bug("T_from_first_axis", "test_leading_axes",
         "T and d are read as x.shape (or len(x)), which only holds for a plain (T, d) array: with batch "
         "and head axes the sequence is x.shape[-2] and the features x.shape[-1]",
         """
@@ -213,7 +209,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
         """),
-    Bug("base_ignored", "a base other than 10000",
+    Bug("base_ignored", "test_base",
         "the base is hard-coded as 10000 instead of using the `base` argument (models with long "
         "contexts raise it to 500000 or more)",
         """
@@ -230,7 +226,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
         """),
-    Bug("float32_angles", POSITIONS,
+    Bug("float32_angles", "test_custom_positions",
         "the angle table is computed in float32 (np.arange(..., dtype=np.float32)): at position 100000 a "
         "float32 angle is only good to about 0.004 radians; compute positions * freqs in float64",
         """
@@ -248,7 +244,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
         """),
-    Bug("in_place_views", "leaves x and positions unchanged",
+    Bug("in_place_views", "test_inputs_unchanged",
         "the first half is written back into x before the second half is computed from it: x1 is a view "
         "of x, so it already holds the new values (and the caller's array is overwritten); build a new array",
         """
@@ -267,7 +263,7 @@ BUGS = [
             x[..., half:] = x2 * cos + x1 * sin
             return x
         """),
-    Bug("in_place_write", "leaves x and positions unchanged",
+    Bug("in_place_write", "test_inputs_unchanged",
         "the result is written into x itself: the values are right, but the caller's queries or keys are "
         "overwritten; allocate the output (np.empty_like(x) or np.concatenate)",
         """
@@ -286,7 +282,7 @@ BUGS = [
             x[..., half:] = x2 * cos + x1 * sin
             return x
         """),
-    Bug("assert_not_valueerror", ODD,
+    Bug("assert_not_valueerror", "test_odd_d",
         "an assert checks that d is even: it raises AssertionError (and vanishes under python -O); "
         "raise ValueError as the contract says",
         """
@@ -302,7 +298,7 @@ BUGS = [
             x1, x2 = x[..., :half], x[..., half:]
             return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
         """),
-    Bug("no_odd_check", ODD,
+    Bug("no_odd_check", "test_odd_d",
         "nothing checks that d is even: the loop over d // 2 pairs silently leaves the last feature "
         "unrotated; raise ValueError for an odd d",
         """
