@@ -138,24 +138,8 @@ class Call:
     kwargs: dict
     source: str                 # e.g. "softmax(z, axis=0)"
     outcome: Any = None         # the return value, or the exception raised
-    raised: bool = False
-    seconds: float = 0.0
     mutated: list[str] = field(default_factory=list)
     recorded: bool = True       # False when the arguments were too large to keep
-
-    def describe_args(self) -> str:
-        parts = []
-        for a in self.args:
-            parts.append(_short(a))
-        for k, v in self.kwargs.items():
-            parts.append(f"{k}={_short(v)}")
-        return ", ".join(parts)
-
-
-def _short(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"array{tuple(value.shape)} {value.dtype}"
-    return repr(value)
 
 
 class _Log:
@@ -213,23 +197,20 @@ class Recorded:
         before = copy.deepcopy((args, kwargs)) if small else None
         call = Call(self.name, *(before if small else ((), {})), source=source, recorded=small)
         LOG.calls.append(call)
-        start = time.perf_counter()
         try:
             out = self.fn(*args, **kwargs)
         except NotImplementedError as exc:
-            call.outcome, call.raised = exc, True
+            call.outcome = exc
             raise NotImplementedYet(self.name) from None
         except SystemExit as exc:
-            call.outcome, call.raised = exc, True
+            call.outcome = exc
             message = f"{source} called sys.exit({exc.code!r}){_attempt_frame(exc, self.path)}: return a result instead"
             raise AttemptRaised(message, exc) from None
         except Exception as exc:  # the attempt's own error, explained in one line
-            call.outcome, call.raised = exc, True
+            call.outcome = exc
             what = "ran out of memory:" if isinstance(exc, MemoryError) else "raised"
             message = f"{source} {what} {type(exc).__name__}: {_first_line(exc)}{_attempt_frame(exc, self.path)}"
             raise AttemptRaised(message, exc) from None
-        finally:
-            call.seconds = time.perf_counter() - start
         if small:
             for name, old, new in _named_arrays(before, (args, kwargs), inputs):
                 if _differs(old, new):
@@ -433,12 +414,7 @@ def expect_inputs_unchanged() -> None:
 # ----------------------------------------------------------------------------- @check
 
 def _describe_case(case: dict) -> str:
-    parts = []
-    for k, v in case.items():
-        if k == "seed":
-            continue
-        parts.append(f"{k}={v}" if not isinstance(v, str) else v if k == "dtype" else f"{k}={v}")
-    return ", ".join(parts)
+    return ", ".join(v if k == "dtype" else f"{k}={v}" for k, v in case.items() if k != "seed")
 
 
 def _smaller(case: dict, minimum: dict) -> list[dict]:

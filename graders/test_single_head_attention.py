@@ -143,7 +143,7 @@ def test_scale(impl, new, ref, T, d_model, d_k, causal):
     right = np.sqrt(d_k)
     if c is not None and not np.isclose(c, right, rtol=1e-4):
         known = [(1.0, "no scaling at all"), (np.sqrt(d_model), f"sqrt(d_model) = sqrt({d_model})"),
-                 (float(d_k), f"d_k itself, not its square root"), (float(d_model), "d_model")]
+                 (float(d_k), "d_k itself, not its square root"), (float(d_model), "d_model")]
         named = next((f" (that is {text})" for value, text in known if np.isclose(c, value, rtol=1e-4)), "")
         raise CheckFailed(
             f"{LOG.calls[-1].source} divides the scores by {c:.4g}{named}; divide by sqrt(d_k) = "
