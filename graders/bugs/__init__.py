@@ -35,6 +35,18 @@ class Bug:
         return module
 
 
+def edited(base: str, *changes: tuple[str, str], count: int = 1) -> str:
+    """`base` with each (old, new) change made, for a bug that is one edit away from a
+    correct answer. Each `old` must occur exactly `count` times, so an edit that no longer
+    applies (the base was reworded) fails loudly instead of leaving a correct "bug"."""
+    code = base
+    for old, new in changes:
+        found = code.count(old)
+        assert found == count, f"{old!r} occurs {found} times in the correct answer, not {count}"
+        code = code.replace(old, new)
+    return code
+
+
 def load(kata: str) -> list[Bug]:
     """The known mistakes for `kata` (an empty list when it has none)."""
     try:

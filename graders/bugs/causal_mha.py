@@ -4,7 +4,7 @@ Most entries are the same plain answer with one line changed (`_with` makes the 
 and insists that it applies), so each bug reads as exactly one mistake; the few that are
 written in another layout (einsum, a loop over heads) are spelled out in full.
 """
-from graders.bugs import Bug
+from graders.bugs import Bug, edited
 
 
 PLAIN = """
@@ -31,12 +31,7 @@ def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):
 
 def _with(*changes: tuple[str, str], count: int = 1) -> str:
     """PLAIN with each (old, new) applied; every `old` must occur exactly `count` times."""
-    code = PLAIN
-    for old, new in changes:
-        found = code.count(old)
-        assert found == count, f"{old!r} occurs {found} times in the plain answer"
-        code = code.replace(old, new)
-    return code
+    return edited(PLAIN, *changes, count=count)
 
 
 BUGS = [

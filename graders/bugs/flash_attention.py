@@ -1,9 +1,9 @@
 """Mistakes candidates make in blockwise (online-softmax) attention.
 
 Most entries are one edit away from a correct key-block loop, so they are written as
-that loop with one line changed.
+that loop with one or two lines changed.
 """
-from graders.bugs import Bug
+from graders.bugs import Bug, edited
 
 
 CORRECT = """
@@ -36,8 +36,7 @@ def flash_attention(q, k, v, block_size=128, causal=True):
 
 def variant(old: str, new: str) -> str:
     """The correct loop with one line changed."""
-    assert old in CORRECT, old
-    return CORRECT.replace(old, new)
+    return edited(CORRECT, (old, new))
 
 
 BUGS = [
@@ -72,10 +71,11 @@ BUGS = [
     Bug("full_boolean_mask", "test_memory",
         "the blocks are right but the causal mask is built once at full (T_q, T_k) size: even a boolean "
         "T x T array is T squared bytes; build each block's mask from its positions",
-        variant("    for k0 in range(0, t_k, block_size):",
-                "    future = np.arange(t_k)[None, :] > pos[:, None]\n    for k0 in range(0, t_k, block_size):")
-        .replace("np.where(np.arange(k0, k1)[None, :] > pos[:, None], -np.inf, s)",
-                 "np.where(future[:, k0:k1], -np.inf, s)")),
+        edited(CORRECT,
+               ("    for k0 in range(0, t_k, block_size):",
+                "    future = np.arange(t_k)[None, :] > pos[:, None]\n    for k0 in range(0, t_k, block_size):"),
+               ("np.where(np.arange(k0, k1)[None, :] > pos[:, None], -np.inf, s)",
+                "np.where(future[:, k0:k1], -np.inf, s)"))),
     Bug("top_left_alignment", "test_bottom_right",
         "with fewer queries than keys the queries are the LAST positions: query i sits at T_k - T_q + i, "
         "not at i",
@@ -91,9 +91,10 @@ BUGS = [
     Bug("per_block_softmax_summed", "test_agrees",
         "each block is normalised on its own and the block outputs are added: blocks must share one "
         "softmax, through the running max and sum",
-        variant("acc = acc * alpha + p @ v[..., k0:k1, :]",
-                "acc = acc + (p / p.sum(axis=-1, keepdims=True)) @ v[..., k0:k1, :]")
-        .replace("return acc / l", "return acc")),
+        edited(CORRECT,
+               ("acc = acc * alpha + p @ v[..., k0:k1, :]",
+                "acc = acc + (p / p.sum(axis=-1, keepdims=True)) @ v[..., k0:k1, :]"),
+               ("return acc / l", "return acc"))),
     Bug("mask_blocks_diagonal", "test_agrees",
         "the mask uses >= and also blocks each query's own position, so the first query sees nothing "
         "(0 / 0 = NaN)",

@@ -4,7 +4,7 @@ Most entries are a correct vectorised attempt (BASE) with one line changed; `_va
 makes that change and fails loudly if the line it edits ever moves. The rest are whole
 attempts written in another style (a loop over heads, a grouped formulation).
 """
-from graders.bugs import Bug
+from graders.bugs import Bug, edited
 
 
 BASE = '''
@@ -41,12 +41,8 @@ def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):
 
 
 def _variant(*edits: tuple[str, str]) -> str:
-    """BASE with each (old, new) replacement made; every `old` must be in BASE."""
-    code = BASE
-    for old, new in edits:
-        assert old in code, f"the bug catalogue's BASE no longer contains {old!r}"
-        code = code.replace(old, new)
-    return code
+    """BASE with each (old, new) replacement made; every `old` must occur in BASE once."""
+    return edited(BASE, *edits)
 
 
 REPEAT = ("    k = np.repeat(k, group, axis=1)\n    v = np.repeat(v, group, axis=1)\n")

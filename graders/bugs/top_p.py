@@ -3,7 +3,7 @@
 Every entry is a whole attempt: a plain correct answer (CORRECT below) with one mistake
 written into it, so that each bug differs from a right answer in exactly one place.
 """
-from graders.bugs import Bug
+from graders.bugs import Bug, edited
 
 
 CORRECT_PROBS = '''
@@ -45,8 +45,7 @@ CORRECT = CORRECT_PROBS + CORRECT_SAMPLER
 
 def mistake(old: str, new: str) -> str:
     """The correct attempt with `old` (which must occur in it exactly once) replaced by `new`."""
-    assert CORRECT.count(old) == 1, old
-    return "import numpy as np\n" + CORRECT.replace(old, new)
+    return "import numpy as np\n" + edited(CORRECT, (old, new))
 
 
 BUGS = [
