@@ -20,6 +20,7 @@ class Bug:
     fails: str     # the check this bug must fail: its function in the grader, e.g. "test_agrees"
     likely: str    # the lesson, completing "Likely cause: ..."
     code: str      # the attempt's source; `import numpy as np` is added when absent
+    stateful: bool = False  # its answers depend on earlier calls (a cache, a reused buffer)
 
     @property
     def source(self) -> str:
@@ -30,6 +31,10 @@ class Bug:
 
     @cached_property
     def module(self) -> ModuleType:
+        return self.fresh_module()
+
+    def fresh_module(self) -> ModuleType:
+        """The attempt as a new module, with none of the state earlier calls left behind."""
         module = ModuleType(f"bug_{self.name}")
         exec(compile(self.source, f"<bug {self.name}>", "exec"), module.__dict__)
         return module
