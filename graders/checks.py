@@ -20,6 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from graders.sandbox import AttemptGone
+from graders.worker import copy_with_layout
 
 TOLERANCE = {np.dtype(np.float64): (1e-6, 1e-9), np.dtype(np.float32): (1e-4, 1e-5)}
 # A float32 logit near 1e4 carries only about three significant digits of its own.
@@ -130,6 +131,51 @@ class Inputs:
     def name_of(self, value: Any) -> str | None:
         return self.names.get(id(value))
 
+    def relayout(self, layout: str, *arrays: np.ndarray) -> list[np.ndarray]:
+        """The same values in another memory layout (see LAYOUTS), under the same names: the
+        repro rebuilds each array, then lays it out the same way."""
+        out = []
+        for a in arrays:
+            name = self.name_of(a) or "a"
+            value, expr = _laid_out(a, layout, name)
+            line = f"{name} = {expr}" if layout != "readonly" else f"{name} = {name}.copy(); {expr}"
+            out.append(self._register(name, value, line))
+        return out
+
+
+# The layouts callers pass: NumPy gives views, slices, Fortran-ordered and read-only arrays
+# as readily as fresh C-ordered ones, and code that writes through a reshape, or assumes
+# contiguity or a writeable input, works only on the latter.
+LAYOUTS = ("fortran", "transposed", "strided", "readonly")
+
+
+def _laid_out(a: np.ndarray, layout: str, name: str) -> tuple[np.ndarray, str]:
+    """(array equal to `a` in `layout`, the Python that makes it from `name`)."""
+    if layout == "fortran":
+        return np.asfortranarray(a), f"np.asfortranarray({name})"
+    if layout == "transposed":  # a view of the transpose of a contiguous array
+        if a.ndim < 2:
+            return np.ascontiguousarray(a[::-1])[::-1], f"np.ascontiguousarray({name}[::-1])[::-1]"
+        return (np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2),
+                f"np.swapaxes(np.ascontiguousarray(np.swapaxes({name}, -1, -2)), -1, -2)")
+    if layout == "strided":  # every other entry of a wider array
+        return np.repeat(a, 2, axis=-1)[..., ::2], f"np.repeat({name}, 2, axis=-1)[..., ::2]"
+    if layout == "readonly":
+        b = a.copy()
+        b.setflags(write=False)
+        return b, f"{name}.setflags(write=False)"
+    raise ValueError(f"unknown layout {layout!r}")
+
+
+def layout_cases(cases: list[dict]) -> list[dict]:
+    """Each case once per layout in LAYOUTS."""
+    return [dict(c, layout=layout) for layout in LAYOUTS for c in cases]
+
+
+def with_dtypes(cases: list[dict], dtypes: tuple[str, ...] = ("float64", "float32")) -> list[dict]:
+    """Each case once per dtype (the contract grades float64 and float32 alike)."""
+    return [dict(c, dtype=d) for c in cases for d in dtypes]
+
 
 # ----------------------------------------------------------------------------- calls
 
@@ -233,6 +279,20 @@ def _nbytes(obj: Any) -> int:
     return 0
 
 
+def clone(value: Any) -> Any:
+    """A deep copy in which every array keeps its memory layout and read-only flag, so that a
+    replay gets what the attempt got (copy.deepcopy makes read-only arrays writeable)."""
+    if isinstance(value, np.ndarray) and type(value) is np.ndarray:
+        return copy_with_layout(value)
+    if isinstance(value, tuple):
+        return tuple(clone(v) for v in value)
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    return copy.deepcopy(value)
+
+
 def _differs(a: Any, b: Any) -> bool:
     """True when `b` is not the same value as `a` (arrays by shape, dtype and content)."""
     if isinstance(a, np.ndarray):
@@ -281,7 +341,7 @@ class Recorded:
         source = f"{self.name}({_render_args(args, kwargs, inputs)})"
         small = LOG.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
         # the judge's arrays never reach the attempt (it gets copies), so these stay pristine
-        call = Call(self.name, *(copy.deepcopy((args, kwargs)) if small else ((), {})), source=source,
+        call = Call(self.name, *(clone((args, kwargs)) if small else ((), {})), source=source,
                     recorded=small, id=next(_IDS), check=LOG.check,
                     repro=list(inputs.lines) if inputs is not None else [])
         LOG.calls.append(call)
@@ -520,6 +580,128 @@ def expect_causal(weights: Any, t_k: int | None = None, what: str = "the weights
             f"the future must get weight exactly 0",
             kind="causal",
         )
+
+
+def weights_picture(w: Any, marked, title: str) -> dict | None:
+    """A (T_q, T_k) slice of weights as a picture for the report (see report.CheckResult),
+    with the entries the message is about marked; None when it is too large to draw."""
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim != 2 or not 0 < w.shape[0] <= 40 or not 0 < w.shape[1] <= 40:
+        return None
+    values = [[None if not np.isfinite(v) else round(float(v), 4) for v in row] for row in w]
+    return {"title": title, "values": values, "marked": [[int(i), int(j)] for i, j in marked],
+            "rows": "query", "cols": "key"}
+
+
+def expect_causal(weights: Any, t_k: int | None = None, what: str = "the weights") -> None:
+    """Nothing attends to the future: blocked entries (bottom-right alignment) are exactly 0."""
+    w = as_array(weights, what)
+    t_q, tk = w.shape[-2], w.shape[-1]
+    blocked = np.arange(tk)[None, :] > (tk - t_q + np.arange(t_q))[:, None]
+    leak = (w != 0) & blocked       # NaN != 0 counts as a leak
+    if np.any(leak):
+        idx = tuple(int(i) for i in np.argwhere(leak)[0])
+        lead = f" (at {list(idx[:-2])})" if len(idx) > 2 else ""
+        plane = w[idx[:-2]]
+        raise CheckFailed(
+            f"position {idx[-2]} attends to the later position {idx[-1]} (weight {_fmt(float(w[idx]))}){lead}: "
+            f"the future must get weight exactly 0", kind="causal",
+            picture=weights_picture(plane, np.argwhere(leak[idx[:-2]]), f"{what}{lead}: later positions marked"))
+
+
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
+def expect_prefix_invariant(pairs: list[tuple[str, Any, Any]], t: int, total: int, dtype: Any = np.float64) -> None:
+    """Cutting the input to its first t of `total` positions leaves those positions' outputs as
+    they were. `pairs` holds (what, output for the first t positions alone, the same part of
+    the output for all positions)."""
+    rtol, atol = tolerance(dtype)
+    for what, short, full in pairs:
+        short, full = as_array(short, what).astype(np.float64), as_array(full, what).astype(np.float64)
+        if short.shape != full.shape:
+            raise CheckFailed(f"{what} of the first {t} positions alone has shape {short.shape}, but "
+                              f"{full.shape} within all {total}", kind="prefix")
+        ok = np.isclose(short, full, rtol=rtol, atol=atol, equal_nan=True)
+        if not np.all(ok):
+            idx = tuple(int(i) for i in np.argwhere(~ok)[0])
+            raise CheckFailed(f"cutting the input to its first {t} of {total} positions changes {what} of those "
+                              f"positions ({_entries(int((~ok).sum()))}): at index {list(idx)} it is "
+                              f"{_fmt(short[idx])} with the first {t} alone and {_fmt(full[idx])} with all "
+                              f"{total}; the past must not depend on the future", kind="prefix")
+
+
+def expect_close_all(value: Any, expected: Any, what: str, dtype: Any = np.float64,
+                     names: tuple[str, ...] = (), **kw) -> None:
+    """expect_close through tuples, lists and dicts of results (e.g. (y, weights)), each part
+    named in the message by `names` ("weights from <what>"), else by its index."""
+    if isinstance(expected, (tuple, list)):
+        got = expect_tuple(value, len(expected), what)
+        for i, (g, e) in enumerate(zip(got, expected)):
+            part = f"{names[i]} from {what}" if i < len(names) else f"result [{i}] of {what}"
+            expect_close_all(g, e, part, dtype, **kw)
+    elif isinstance(expected, dict):
+        if not isinstance(value, dict) or set(value) != set(expected):
+            raise CheckFailed(f"{what} has keys {sorted(value) if isinstance(value, dict) else type(value).__name__}, "
+                              f"expected {sorted(expected)}", kind="type")
+        for k in expected:
+            expect_close_all(value[k], expected[k], f"{what}[{k!r}]", dtype, **kw)
+    else:
+        expect_close(value, expected, what, dtype, **kw)
+
+
+def expect_repeatable(impl: "Candidate", calls: list[tuple[Callable[[], Any], Any]], dtype: Any = np.float64,
+                      names: tuple[str, ...] = ()) -> None:
+    """Calls do not leak into each other. `calls` holds (a function that makes one call of the
+    attempt, the reference answer for it), in order: typically a first size, the same shape
+    with other values, a larger size than any before, a smaller one again. Each answer is
+    compared with its reference as it comes back (or judged by the reference, when that is a
+    function `judge(answer, what)` that raises CheckFailed: for a large call whose answer is
+    checked in part); after the last call, every earlier answer is fetched again from the
+    attempt's process and must be what it was (a buffer reused by a later call shows here)."""
+    made = []
+    with call_options(keep=True):
+        for n, (make, expected) in enumerate(calls, 1):
+            out = make()
+            call = LOG.calls[-1]
+            what = f"call {n} of {len(calls)}, {call.source}"
+            if callable(expected):
+                expected(out, what)
+            else:
+                expect_close_all(out, expected, what, dtype, names)
+            made.append((n, call, out))
+    try:
+        for n, call, out in made[:-1]:
+            now = impl.fetch(call)
+            if _differs_deep(out, now):
+                where = _first_difference(out, now)
+                raise CheckFailed(f"what call {n}, {call.source}, returned was changed by the calls made after "
+                                  f"it{where}: a result must stay as it was returned", kind="stale")
+    finally:
+        impl.box.request({"op": "forget"}, LOG.deadline)
+
+
+def _differs_deep(a: Any, b: Any) -> bool:
+    if isinstance(a, (tuple, list)):
+        return not isinstance(b, (tuple, list)) or len(a) != len(b) or any(_differs_deep(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return not isinstance(b, dict) or set(a) != set(b) or any(_differs_deep(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return _differs(np.asarray(a), np.asarray(b)) if isinstance(a, np.ndarray) else True
+    return bool(a != b) if not (isinstance(a, float) and a != a) else not (isinstance(b, float) and b != b)
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str:
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if _differs_deep(x, y):
+                return _first_difference(x, y, f"{path}[{i}]")
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape:
+        idx = tuple(int(i) for i in np.argwhere(~((a == b) | (np.isnan(a) & np.isnan(b))
+                                                  if a.dtype.kind in "fc" else a == b))[0])
+        return f" (result{path} at {list(idx)} was {_fmt(float(a[idx]))} when returned, {_fmt(float(b[idx]))} now)"
+    return f" (result{path})" if path else ""
 
 
 def expect_raises(error: type, fn: Callable, *args, why: str, **kwargs) -> None:

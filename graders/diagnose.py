@@ -13,7 +13,6 @@ did not make.
 from __future__ import annotations
 
 import contextlib
-import copy
 import time
 import warnings
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from graders import bugs as bug_catalogue
-from graders.checks import Call, Raised, _differs, tolerance
+from graders.checks import Call, Raised, _differs, clone, tolerance
 from graders.files import reference
 
 BUDGET_SECONDS = 3.0  # replays stop here; no diagnosis is better than a slow one
@@ -70,7 +69,7 @@ class Replayer:
 
     def outcome(self, call: Call) -> tuple[Any, bool]:
         """(what it returned or raised, whether it wrote into its arguments)."""
-        args, kwargs = copy.deepcopy((call.args, call.kwargs))
+        args, kwargs = clone((call.args, call.kwargs))
         fn = getattr(self.module, call.function, None)
         if fn is None:
             return NotImplementedError(), False

@@ -134,6 +134,32 @@ def _enc(v, blobs: list, depth: int):
     return {"$": "opaque", "type": _type_name(v), "repr": _safe_repr(v)}
 
 
+def _span(a) -> tuple[int, int]:
+    """(bytes below the first element that the view reaches, bytes the view spans in all)."""
+    below = sum(-s * (n - 1) for s, n in zip(a.strides, a.shape) if s < 0)
+    above = sum(s * (n - 1) for s, n in zip(a.strides, a.shape) if s > 0)
+    return below, below + above + a.itemsize
+
+
+def _view_like(np, shape, dtype, strides, offset: int, span: int):
+    base = np.empty(int(span), dtype=np.uint8)
+    return np.ndarray(shape, dtype=dtype, buffer=base, offset=int(offset), strides=tuple(strides))
+
+
+def copy_with_layout(a):
+    """A copy of array `a` laid out as `a` is in memory (order, strides, read-only flag)."""
+    np = _np()
+    if a.flags.c_contiguous or a.size <= 1:
+        b = a.copy()
+    else:
+        below, span = _span(a)
+        b = _view_like(np, a.shape, a.dtype, a.strides, below, span)
+        b[...] = a
+    if not a.flags.writeable:
+        b.setflags(write=False)
+    return b
+
+
 def _enc_array(np, a, blobs: list) -> dict:
     """An array and its memory layout (strides into a span of memory, writeable or not),
     so that the other side can rebuild a view laid out the same way."""
@@ -141,10 +167,8 @@ def _enc_array(np, a, blobs: list) -> dict:
     blobs.append(data)
     out = {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape), "n": len(data)}
     if a.size > 1 and not a.flags.c_contiguous:
-        # the memory the view spans, from its first byte: negative strides reach below it
-        below = sum(-s * (n - 1) for s, n in zip(a.strides, a.shape) if s < 0)
-        above = sum(s * (n - 1) for s, n in zip(a.strides, a.shape) if s > 0)
-        out.update(strides=list(a.strides), offset=below, span=below + above + a.itemsize)
+        below, span = _span(a)  # the memory the view spans: negative strides reach below its start
+        out.update(strides=list(a.strides), offset=below, span=span)
     if not a.flags.writeable:
         out["readonly"] = True
     return out
@@ -242,8 +266,7 @@ def _dec_array(v, take, layouts: bool):
         raise WireError("array bytes do not fit the shape")
     flat = np.frombuffer(data, dtype=dtype)
     if layouts and "strides" in v:
-        base = np.empty(int(v["span"]), dtype=np.uint8)
-        arr = np.ndarray(shape, dtype=dtype, buffer=base, offset=int(v["offset"]), strides=tuple(v["strides"]))
+        arr = _view_like(np, shape, dtype, v["strides"], v["offset"], v["span"])
         arr[...] = flat.reshape(shape)
     else:
         arr = flat.reshape(shape).copy()

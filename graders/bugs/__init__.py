@@ -52,10 +52,21 @@ def edited(base: str, *changes: tuple[str, str], count: int = 1) -> str:
     return code
 
 
+def _module(kata: str):
+    try:
+        return importlib.import_module(f"graders.bugs.{kata}")
+    except ModuleNotFoundError:
+        return None
+
+
 def load(kata: str) -> list[Bug]:
     """The known mistakes for `kata` (an empty list when it has none)."""
-    try:
-        module = importlib.import_module(f"graders.bugs.{kata}")
-    except ModuleNotFoundError:
-        return []
-    return list(module.BUGS)
+    module = _module(kata)
+    return list(module.BUGS) if module else []
+
+
+def near_misses(kata: str) -> list[Bug]:
+    """Mistakes close to a catalogued one but not it: the grader must fail them and the
+    diagnosis must not name them as a bug they are not (their `likely` says what they are)."""
+    module = _module(kata)
+    return list(getattr(module, "NEAR_MISSES", ())) if module else []
