@@ -675,7 +675,7 @@ def expect_repeatable(impl: "Candidate", calls: list[tuple[Callable[[], Any], An
         for n, call, out in made[:-1]:
             now = impl.fetch(call)
             if _differs_deep(out, now):
-                where = _first_difference(out, now)
+                where = _first_difference(out, now, names)
                 raise CheckFailed(f"what call {n}, {call.source}, returned was changed by the calls made after "
                                   f"it{where}: a result must stay as it was returned", kind="stale")
     finally:
@@ -692,16 +692,17 @@ def _differs_deep(a: Any, b: Any) -> bool:
     return bool(a != b) if not (isinstance(a, float) and a != a) else not (isinstance(b, float) and b != b)
 
 
-def _first_difference(a: Any, b: Any, path: str = "") -> str:
+def _first_difference(a: Any, b: Any, names: tuple[str, ...] = (), what: str = "the result") -> str:
+    """' (the weights at [0, 1] was 0.25 when returned, 0.5 now)' for the first entry that changed."""
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         for i, (x, y) in enumerate(zip(a, b)):
             if _differs_deep(x, y):
-                return _first_difference(x, y, f"{path}[{i}]")
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape:
-        idx = tuple(int(i) for i in np.argwhere(~((a == b) | (np.isnan(a) & np.isnan(b))
-                                                  if a.dtype.kind in "fc" else a == b))[0])
-        return f" (result{path} at {list(idx)} was {_fmt(float(a[idx]))} when returned, {_fmt(float(b[idx]))} now)"
-    return f" (result{path})" if path else ""
+                return _first_difference(x, y, (), names[i] if i < len(names) else f"{what}[{i}]")
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and a.size:
+        same = (a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind in "fc" else a == b
+        idx = tuple(int(i) for i in np.argwhere(~same)[0])
+        return f" ({what} at {list(idx)} was {_fmt(float(a[idx]))} when returned, {_fmt(float(b[idx]))} now)"
+    return f" ({what})"
 
 
 def expect_raises(error: type, fn: Callable, *args, why: str, **kwargs) -> None:
