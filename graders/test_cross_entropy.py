@@ -16,8 +16,7 @@ SHAPES = [
     {"lead": (2, 3), "V": 6, "seed": 2},
     {"lead": (2, 1, 3), "V": 4, "seed": 3},
     {"lead": (3,), "V": 1, "seed": 4},
-    {"lead": (1,), "V": 9, "seed": 5},
-    {"lead": (5,), "V": 11, "seed": 6},
+    {"lead": (5,), "V": 9, "seed": 5},
 ]
 DTYPES = [dict(c, dtype=d) for c in SHAPES for d in ("float64", "float32")]
 LAYOUTS = {"fortran": "Fortran-ordered logits", "transposed": "a transposed (Fortran-ordered) view as logits",
@@ -60,11 +59,14 @@ def _ref(ref, logits, targets, ignore_index=-100):
 
 
 def _expect_agrees(got, want, what, dtype="float64", extreme=False):
-    """The attempt's (loss, dlogits) against the reference's."""
+    """The attempt's (loss, dlogits) against the reference's. At logits near 1e4 a float32 logit is
+    only known to about 1e-3, and so is each probability: dlogits then gets an atol of 1e-3 times
+    its largest entry, or softmax - 1 at a confident target would be held to more than float32 holds."""
     loss, expected = float(got[0]), float(want[0])
     if not np.isclose(loss, expected, *tolerance(dtype, extreme)):
         raise CheckFailed(f"the loss from {what} is {_g(loss)}, expected {_g(expected)}", kind="close")
-    expect_close(got[1], want[1], f"dlogits from {what}", dtype, extreme=extreme)
+    atol = 1e-3 * float(np.max(np.abs(want[1]), initial=0.0)) if extreme and dtype == "float32" else None
+    expect_close(got[1], want[1], f"dlogits from {what}", dtype, extreme=extreme, atol=atol)
 
 
 def _g(v):
@@ -73,7 +75,7 @@ def _g(v):
 
 # ----------------------------------------------------------------------------- the checks
 
-@check("returns (loss, dlogits), dlogits shaped like logits", SHAPES)
+@check("returns (loss, dlogits), dlogits shaped like logits", SHAPES[:4])
 def test_shapes(impl, new, lead, V):
     logits, targets = _batch(new, lead, V)
     out = impl.cross_entropy(logits, targets)
@@ -84,7 +86,6 @@ def test_shapes(impl, new, lead, V):
 @check("the loss is a Python float or a NumPy floating scalar, not an array", [
     {"lead": (3,), "V": 4, "seed": 0},
     {"lead": (2, 2), "V": 5, "seed": 1, "dtype": "float32"},
-    {"lead": (), "V": 3, "seed": 2},
 ])
 def test_loss_is_scalar(impl, new, lead, V, dtype="float64"):
     logits, targets = _batch(new, lead, V, dtype)
@@ -200,14 +201,15 @@ def test_ignore_index_in_range(impl, new, ref, lead, V):
     {"lead": (6,), "V": 5, "dtype": "float32", "seed": 2},
 ], minimum={"lead": 2, "V": 2})
 def test_huge_logits(impl, new, ref, lead, V, dtype):
-    # entries cluster at multiples of 1e4 and differ by O(1) within a cluster, so the top of a row
+    # entries cluster at -1e4, 0 and 1e4 and differ by O(1) within a cluster, so the top of a row
     # is a near tie (logsumexp is the max plus up to log V); position 0 lies entirely near -1e4
     raw = new.normal("raw", (*lead, V))
     first = (0,) * len(lead)
-    value = (1e4 * np.round(raw) + raw).astype(dtype)
+    value = (1e4 * np.clip(np.round(raw), -1, 1) + raw).astype(dtype)
     value[first] = raw[first] - 1e4
     where = ", ".join("0" * len(lead))
-    logits = new.let("logits", value, f"(1e4 * np.round(raw) + raw){'' if dtype == 'float64' else f'.astype(np.{dtype})'}"
+    logits = new.let("logits", value, f"(1e4 * np.clip(np.round(raw), -1, 1) + raw)"
+                                      f"{'' if dtype == 'float64' else f'.astype(np.{dtype})'}"
                                       f"; logits[{where}] = raw[{where}] - 1e4")
     # every other position's target is its row's smallest logit (a loss near 1e4), the rest its largest
     n = int(np.prod(lead))
@@ -271,7 +273,6 @@ def test_leading_axes(impl, new, ref, lead, V):
 
 @check("raises ValueError for a target outside [0, V) that is not ignore_index", [
     {"n": 3, "V": 5, "seed": 0},
-    {"n": 4, "V": 7, "seed": 1},
 ], shrink=False)
 def test_raises(impl, new, n, V):
     logits = new.normal("logits", (n, V))
@@ -354,8 +355,7 @@ def test_fresh_results(impl, new, n, V, dtype="float64"):
 
 
 @check("large sizes (4100 positions; a vocabulary of 32000): the loss and rows of a split batch add up", [
-    {"lead": (4100,), "V": 3, "seed": 0},
-    {"lead": (2, 2050), "V": 4, "seed": 1},
+    {"lead": (2, 2050), "V": 3, "seed": 0},
     {"lead": (2,), "V": 32000, "seed": 2},
 ], shrink=False)
 def test_large_sizes(impl, new, lead, V):
