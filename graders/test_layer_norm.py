@@ -63,11 +63,11 @@ def _row(arr, idx):
                            suppress_small=True, threshold=8, edgeitems=3)
 
 
-def _manual(x, gamma, beta, eps, ddof=0, eps_outside=False):
-    """LayerNorm written out in float64, with the variants the checks tell apart."""
+def _manual(x, gamma, beta, eps, eps_outside=False):
+    """LayerNorm written out in float64, or with eps outside the root, as the checks tell them apart."""
     x = np.asarray(x, dtype=np.float64)
     c = x - x.mean(axis=-1, keepdims=True)
-    var = (c * c).sum(axis=-1, keepdims=True) / (x.shape[-1] - ddof)
+    var = (c * c).mean(axis=-1, keepdims=True)
     scale = np.sqrt(var) + eps if eps_outside else np.sqrt(var + eps)
     return c / scale * gamma + beta
 
