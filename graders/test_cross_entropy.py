@@ -246,9 +246,9 @@ def test_unlikely_targets(impl, new, ref, V):
             alone.append(_call(impl, row, tgt, what=f"cross_entropy(row{i}, target{i})")[0])
         true = [float(_ref(ref, logits[i:i + 1], targets[i:i + 1])[0]) for i in range(len(gaps))]
         capped = np.all(np.isfinite(alone)) and max(alone) - min(alone) < 1e-3 * max(alone) and max(alone) > 5
-        why = (f": one position at a time the losses are {[round(a, 3) for a in alone]} where {[round(t, 1) for t in true]} "
-               f"are right, all the same value, so each probability was raised to a floor of about e^-{alone[0]:.4g} "
-               f"= {np.exp(-alone[0]):.3g} before the log" if capped else "")
+        why = (f": one position at a time the losses are {[round(a, 3) for a in alone]} where "
+               f"{[round(t, 1) for t in true]} are right, all the same value, so each probability was raised to a "
+               f"floor of about e^-{alone[0]:.4g} = {np.exp(-alone[0]):.3g} before the log" if capped else "")
         raise CheckFailed(failure.message + why, kind=failure.kind) from None
 
 
@@ -318,8 +318,9 @@ def test_layouts(impl, new, ref, layout, lead, V):
         logits = new.let("logits", base[..., ::2], "base[..., ::2]  # a view with a step")
     else:
         base = new.normal("base", (a, b, V))
-        logits = (new.let("logits", np.asfortranarray(base), "np.asfortranarray(base)") if layout == "fortran" else
-                  new.let("logits", np.broadcast_to(base, base.shape), "np.broadcast_to(base, base.shape)  # read-only"))
+        logits = (new.let("logits", np.asfortranarray(base), "np.asfortranarray(base)") if layout == "fortran"
+                  else new.let("logits", np.broadcast_to(base, base.shape),
+                               "np.broadcast_to(base, base.shape)  # read-only"))
     ids = new.rng.integers(0, V, size=(a, 2 * b))
     ids = new.let("ids", ids, f"rng.integers(0, {V}, size={(a, 2 * b)})")
     targets = (new.let("targets", ids[:, ::2], "ids[:, ::2]  # a view with a step") if layout == "strided" else
@@ -351,7 +352,8 @@ def test_fresh_results(impl, new, n, V, dtype="float64"):
     loss, again, what = _call(impl, z1, t1, what="cross_entropy(z1, t1)")
     if not (np.allclose(again, kept, *tolerance(dtype)) and np.isclose(loss, float(first[0]), *tolerance(dtype))):
         raise CheckFailed(f"{what} gave another result the second time, after calls with other inputs and sizes "
-                          f"(loss {_g(loss)} against {_g(float(first[0]))}): the function keeps something between calls")
+                          f"(loss {_g(loss)} against {_g(float(first[0]))}): the function keeps something between "
+                          f"calls")
 
 
 @check("large sizes (4100 positions; a vocabulary of 32000): the loss and rows of a split batch add up", [

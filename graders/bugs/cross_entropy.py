@@ -105,7 +105,8 @@ BUGS = [
     Bug("only_2d", "test_leading_axes",
         "the function unpacks N, V = logits.shape, so it takes only (N, V): flatten any leading axes to "
         "logits.reshape(-1, V) and targets.reshape(-1), and reshape dlogits back",
-        edited(BASE, ("    V = logits.shape[-1]\n    z = logits.reshape(-1, V)\n", "    N, V = logits.shape\n    z = logits\n"))),
+        edited(BASE, ("    V = logits.shape[-1]\n    z = logits.reshape(-1, V)\n",
+                      "    N, V = logits.shape\n    z = logits\n"))),
     Bug("loss_as_array", "test_loss_is_scalar",
         "the loss comes back as an array of shape (1,) (a mean with keepdims=True); return one number: "
         "float(...) or a reduction without keepdims",
@@ -126,11 +127,12 @@ BUGS = [
     Bug("grad_buffer_reused", "test_fresh_results",
         "every call returns the same module-level gradient buffer, so the next call overwrites a dlogits the "
         "caller still holds; return a new array each call",
-        "_grad = None\n" + edited(BASE, ("    V = logits.shape[-1]\n", "    global _grad\n    V = logits.shape[-1]\n"),
-                                  (RETURN, "    if _grad is None or _grad.shape != logits.shape or _grad.dtype != grad.dtype:\n"
-                                           "        _grad = np.empty(logits.shape, dtype=grad.dtype)\n"
-                                           "    _grad[...] = grad.reshape(logits.shape)\n"
-                                           "    return loss, _grad\n"))),
+        "_grad = None\n" + edited(
+            BASE, ("    V = logits.shape[-1]\n", "    global _grad\n    V = logits.shape[-1]\n"),
+            (RETURN, "    if _grad is None or _grad.shape != logits.shape or _grad.dtype != grad.dtype:\n"
+                     "        _grad = np.empty(logits.shape, dtype=grad.dtype)\n"
+                     "    _grad[...] = grad.reshape(logits.shape)\n"
+                     "    return loss, _grad\n"))),
     # sizes: a table of row indices built once, for at most 4096 positions
     Bug("row_index_table_4096", "test_large_sizes",
         "the row indices come from a table built once for 4096 positions, so a batch of more positions cannot "
