@@ -18,6 +18,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 RETURN = "    return xc / np.sqrt(var + eps) * gamma + beta\n"
 
 BUGS = [
+    # tolerance edges: exact algebra, and at an offset of 1e6 no digits left
     Bug("one_pass_variance", "test_large_offset",
         "the variance is computed in one pass as mean(x**2) - mean(x)**2: at an offset of 1e6 both terms are "
         "near 1e12 and their difference loses every digit of a variance near 1; measure the spread around "
@@ -33,6 +34,7 @@ BUGS = [
         "eps is added after the square root, (x - mean) / (sqrt(var) + eps); it belongs inside, "
         "(x - mean) / sqrt(var + eps)",
         edited(BASE, ("xc / np.sqrt(var + eps)", "xc / (np.sqrt(var) + eps)"))),
+    # special values: a constant vector (a row of zeros, say) has variance 0
     Bug("eps_ignored", "test_constant_rows",
         "eps is never used: a constant vector has variance 0 and comes out as 0 / 0 = NaN; add eps inside "
         "the square root",
