@@ -11,7 +11,6 @@ from graders.checks import (CheckFailed, check, expect_close, expect_finite, exp
                             expect_raises, expect_shape, expect_tuple, tolerance, unrecorded)
 
 NAMES = ("dq", "dk", "dv")
-CALL = "attention_backward(q, k, v, d_out{})"
 
 
 # ----------------------------------------------------------------------------- yardsticks

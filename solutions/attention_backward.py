@@ -42,7 +42,8 @@ def attention_backward(q, k, v, d_out, causal=True):
         keys no counted query can see; scores near 1e4 without overflow or NaN (float32
         there to rtol 1e-3, atol 1e-3 times the largest magnitude of that gradient);
         long sequences; the ValueError. The function is called many times, on inputs
-        that may be views, Fortran-ordered or read-only, and must leave them unchanged.
+        that may be views, Fortran-ordered or read-only; it must leave them unchanged,
+        and what it returns must stay as it was when later calls are made.
 
     Time budget: 40 minutes.
     """
