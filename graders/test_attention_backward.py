@@ -7,8 +7,8 @@ solution is the third.
 """
 import numpy as np
 
-from graders.checks import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
-                            expect_raises, expect_shape, expect_tuple, tolerance, unrecorded)
+from graders.checks import (LAYOUT_CHECK, CheckFailed, check, expect_repeatable, layout_cases, expect_close, expect_finite, expect_inputs_unchanged,
+                            expect_raises, expect_shape, expect_tuple, tolerance)
 
 NAMES = ("dq", "dk", "dv")
 
@@ -318,41 +318,25 @@ def test_inputs_unchanged(impl, new, lead, t_q, t_k, d, causal, dtype):
     expect_inputs_unchanged()
 
 
-@check("works on views, Fortran-ordered and read-only inputs, and leaves them unchanged", [
-    {"lead": (2,), "t_q": 5, "t_k": 5, "d": 3, "seed": 0},
-    {"lead": (), "t_q": 3, "t_k": 6, "d": 4, "seed": 1},
-], shrink=False)
-def test_layouts(impl, new, ref, lead, t_q, t_k, d):
-    names = ("q", "k", "v", "d_out")
-    base = _inputs(new, lead, t_q, t_k, 2 * d)
-    # every other feature: views that no reshape can flatten without copying
-    views = [new.let(f"{n}_view", a[..., ::2], f"{n}[..., ::2]") for n, a in zip(names, base)]
-    fortran = [new.let(f"{n}_f", np.asfortranarray(a), f"np.asfortranarray({n}_view)") for n, a in zip(names, views)]
-    locked = [new.let(f"{n}_ro", np.broadcast_to(a, a.shape), f"np.broadcast_to({n}_f, {n}_f.shape)  # read-only")
-              for n, a in zip(names, fortran)]
-    want = _reference(ref, *views)
-    got, src = _call(impl, *fortran, names=[n + "_f" for n in names])
-    expect_inputs_unchanged()
-    _expect_grads(got, want, src)
-    # A recorded call keeps contiguous, writable copies of its arguments (only Fortran order
-    # survives the copy), so a replay could not show what a strided view or a read-only array
-    # does: these calls are made unrecorded.
-    for arrays, suffix in ((views, "_view"), (locked, "_ro")):
-        with unrecorded():
-            got, src = _call(impl, *arrays, names=[n + suffix for n in names])
-        expect_inputs_unchanged()
-        _expect_grads(got, want, src)
+@check(LAYOUT_CHECK, layout_cases([{"lead": (2,), "t_q": 5, "t_k": 5, "d": 3, "seed": 0},
+                                   {"lead": (), "t_q": 3, "t_k": 6, "d": 4, "seed": 1}]), shrink=False)
+def test_layouts(impl, new, ref, layout, lead, t_q, t_k, d):
+    arrays = new.relayout(layout, *_inputs(new, lead, t_q, t_k, d))
+    got, src = _call(impl, *arrays)
+    _expect_grads(got, _reference(ref, *arrays), src)
 
 
-@check("a returned gradient is not changed by later calls", [{"seed": 0}], shrink=False)
+# (lead, t_q, t_k, d) of successive calls: a first size, the same shape with other values,
+# larger, then smaller with fewer queries than keys
+SEQUENCE = [((2,), 4, 4, 3), ((2,), 4, 4, 3), ((1,), 7, 7, 5), ((), 2, 5, 2)]
+
+
+@check("calls do not affect each other (same shape with other values, other sizes, results kept)",
+       [{"seed": 0}], shrink=False)
 def test_results_kept(impl, new, ref):
-    first = _inputs(new, (2,), 4, 5, 3)
-    got, src = _call(impl, *first)
-    kept = [np.array(g, copy=True) for g in got]
-    second = [new.normal(f"{n}2", a.shape, scale=2.0) for n, a in zip(("q", "k", "v", "d_out"), first)]
-    _call(impl, *second, names=[f"{n}2" for n in ("q", "k", "v", "d_out")])
-    for name, g, before in zip(NAMES, got, kept):
-        if not np.array_equal(np.asarray(g), before):
-            raise CheckFailed(f"{name} returned by {src} changed when attention_backward(q2, k2, v2, d_out2) was "
-                              f"called next: the two calls returned the same array, overwritten in place",
-                              bug="results_buffer_reused")
+    calls = []
+    for n, (lead, t_q, t_k, d) in enumerate(SEQUENCE, 1):
+        shapes = ((*lead, t_q, d), (*lead, t_k, d), (*lead, t_k, d), (*lead, t_q, d))
+        arrays = [new.normal(f"{name}{n}", shape) for name, shape in zip(("q", "k", "v", "d_out"), shapes)]
+        calls.append((lambda a=arrays: impl.attention_backward(*a), _reference(ref, *arrays)))
+    expect_repeatable(impl, calls, names=NAMES)

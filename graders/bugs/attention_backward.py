@@ -147,7 +147,7 @@ BUGS = [
                "        _OUT[key] = (np.empty_like(dq), np.empty_like(dk), np.empty_like(dv))\n"
                "    for buf, g in zip(_OUT[key], (dq, dk, dv)):\n"
                "        buf[...] = g\n"
-               "    return _OUT[key]\n"))),
+               "    return _OUT[key]\n")), stateful=True),
 ]
 
 

@@ -118,7 +118,7 @@ BUGS = [
         _with(("def llama_param_counts(", "_MEMO = {}\n\n\ndef llama_param_counts("),
               (SIZE_CHECK, SIZE_CHECK + "    key = (vocab_size, d_model, n_layers, n_heads, n_kv_heads, d_ff)\n"
                            "    if key in _MEMO:\n        return dict(_MEMO[key])\n"),
-              ("    return counts\n", "    _MEMO[key] = dict(counts)\n    return counts\n"))),
+              ("    return counts\n", "    _MEMO[key] = dict(counts)\n    return counts\n")), stateful=True),
     # --- ValueErrors
     Bug("divides_before_size_check", "test_sizes_below_one",
         "d_model % n_heads runs before the sizes are checked, so n_heads = 0 raises ZeroDivisionError "
