@@ -167,5 +167,30 @@ def subprocess_env(tmp_path) -> dict:
     return env
 
 
+def pytest_addoption(parser):
+    parser.addoption("--kata", action="append", default=[], metavar="NAME",
+                     help="run only the tests about this kata (its grader, bugs, near misses, alternatives, "
+                          "stub, reference and prompt); may be given more than once")
+
+
+def pytest_collection_modifyitems(config, items):
+    wanted = set(config.getoption("--kata"))
+    if not wanted:
+        return
+    from kata_files import kata_for_alternative
+
+    def about(item) -> str | None:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "kata" in params:
+            return params["kata"]
+        if "path" in params:
+            return kata_for_alternative(Path(params["path"]))
+        return None
+
+    keep = [item for item in items if about(item) in wanted]
+    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    items[:] = keep
+
+
 # Figures of the standard each kata is held to, printed at the end of a run (tests/kata_figures.py).
 from kata_figures import pytest_configure, pytest_terminal_summary, pytest_unconfigure  # noqa: E402,F401
