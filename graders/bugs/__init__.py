@@ -64,7 +64,8 @@ def load(kata: str) -> list[Bug]:
 
 def bases(kata: str) -> dict[str, str]:
     """The correct answers `kata`'s bugs are edited from, by name: `BASE`, and a `BASE_...`
-    for each other layout (an einsum, a loop over heads) in which some mistake only exists."""
+    for each other layout (an einsum, a loop over heads) in which some mistake only exists.
+    Each is a whole answer file, `import numpy as np` included."""
     try:
         module = importlib.import_module(f"graders.bugs.{kata}")
     except ModuleNotFoundError:
