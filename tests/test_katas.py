@@ -2,7 +2,8 @@
 
 Strong: each entry of the bug catalogue fails its grader, with the check it names among
 the failures, and is diagnosed as itself. Fair: the reference, every correct answer the
-known bugs are edited from, and every alternative answer in tests/alternatives pass. The untouched stub says "not implemented yet".
+known bugs are edited from, and every alternative answer in tests/alternatives pass.
+The untouched stub says "not implemented yet".
 """
 from __future__ import annotations
 

@@ -27,8 +27,9 @@ OFFSET = "k=t_k - t_q + 1)"
 CHECK = '    if t_q > t_k:\n        raise ValueError("more queries than keys")\n'
 MASKED = "np.where(causal_mask(t_q, t_k), -np.inf, scores)"
 
-BASE_INDEXED = edited(BASE, (f"    return {MASKED}\n",
-                             "    out = scores.copy()\n    out[..., causal_mask(t_q, t_k)] = -np.inf\n    return out\n"))
+BASE_INDEXED = edited(BASE, (f"    return {MASKED}\n", "    out = scores.copy()\n"
+                                                     "    out[..., causal_mask(t_q, t_k)] = -np.inf\n"
+                                                     "    return out\n"))
 
 
 BUGS = [
@@ -57,7 +58,8 @@ BUGS = [
         edited(BASE_INDEXED, (", dtype=bool", ""))),
     Bug("t_k_none_unhandled", "test_square",
         "t_k=None is passed on as it is: when t_k is omitted, set t_k = t_q first",
-        edited(BASE, ("    if t_k is None:\n        t_k = t_q\n    if t_q > t_k:", "    if t_k is not None and t_q > t_k:"))),
+        edited(BASE, ("    if t_k is None:\n        t_k = t_q\n    if t_q > t_k:",
+                      "    if t_k is not None and t_q > t_k:"))),
     Bug("no_value_error", "test_more_queries_than_keys",
         "no check that t_q <= t_k: with more queries than keys the first query would sit before "
         "position 0 with nothing to see, so raise ValueError instead of returning a mask",

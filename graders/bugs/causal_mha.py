@@ -170,7 +170,8 @@ BUGS = [
     Bug("in_place_scale", "test_inputs_unchanged",
         "`W_q /= np.sqrt(d_head)` folds the scale into the caller's W_q; scale a new array "
         "(q = x @ W_q / ...) instead",
-        edited(BASE, ("    q, k, v = split(x @ W_q)", "    W_q /= np.sqrt(d_head)\n    q, k, v = split(x @ W_q)"), NO_SCALE)),
+        edited(BASE, ("    q, k, v = split(x @ W_q)", "    W_q /= np.sqrt(d_head)\n    q, k, v = split(x @ W_q)"),
+               NO_SCALE)),
     Bug("mask_on_wrong_axes", "test_causal",
         "the scores are laid out (B, T, n_heads, T), so the (T, T) mask broadcasts against the (n_heads, "
         "T) axes: an error when n_heads != T, a wrong mask when they are equal; move the heads in front "

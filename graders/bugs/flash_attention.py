@@ -49,7 +49,7 @@ BUGS = [
     Bug("last_partial_block_dropped", "test_block_sizes",
         "the loop stops before the last, shorter block: range(0, T - block_size + 1, block_size) drops the "
         "keys left over when block_size does not divide T",
-        edited(BASE, ("for k0 in range(0, t_k, block_size):", "for k0 in range(0, t_k - block_size + 1, block_size):"))),
+        edited(BASE, ("range(0, t_k, block_size)", "range(0, t_k - block_size + 1, block_size)"))),
     Bug("full_score_matrix", "test_memory",
         "the whole (T_q, T_k) score matrix is built: right values, but memory grows as T squared, which "
         "is exactly what FlashAttention avoids",
@@ -89,7 +89,8 @@ BUGS = [
         "the loop stops at a block whose first key IS the last query's position; that key is still "
         "visible (stop when k0 > T_k - 1, not >=)",
         edited(BASE, ("        k1 = min(k0 + block_size, t_k)\n",
-                      "        if causal and k0 >= pos[-1]:\n            break\n        k1 = min(k0 + block_size, t_k)\n"))),
+                      "        if causal and k0 >= pos[-1]:\n            break\n"
+                      "        k1 = min(k0 + block_size, t_k)\n"))),
     Bug("negative_block_size_accepted", "test_value_errors",
         "block_size < 1 is not rejected: range() refuses a step of 0 but silently loops zero times for a "
         "negative one",
@@ -97,7 +98,8 @@ BUGS = [
     Bug("causal_t_q_gt_t_k_accepted", "test_value_errors",
         "a causal call with more queries than keys is not rejected: the first queries have no key "
         "to see and come out as 0 / 0",
-        edited(BASE, ('    if causal and t_q > t_k:\n        raise ValueError("causal attention needs t_q <= t_k")\n', ""))),
+        edited(BASE, ('    if causal and t_q > t_k:\n        raise ValueError("causal attention needs t_q <= t_k")\n',
+                      ""))),
     Bug("scales_q_in_place", "test_inputs_unchanged",
         "`q *= scale` writes into the caller's array; scale a copy or the scores instead",
         edited(BASE, ("    pos = t_k - t_q", "    q *= scale\n    scale = 1.0\n    pos = t_k - t_q"))),

@@ -93,7 +93,8 @@ BUGS = [
     Bug("kv_head_divides_by_n_kv_heads", "test_grouping",
         "query head h was given KV head h // n_kv_heads; the divisor is the group size, "
         "n_heads // n_kv_heads, which equals n_kv_heads only when n_heads == n_kv_heads ** 2",
-        edited(BASE, (REPEAT, "    kv_of = np.arange(n_heads) // n_kv_heads\n    k = k[:, kv_of]\n    v = v[:, kv_of]\n"))),
+        edited(BASE, (REPEAT, "    kv_of = np.arange(n_heads) // n_kv_heads\n"
+                              "    k = k[:, kv_of]\n    v = v[:, kv_of]\n"))),
     Bug("kv_split_with_n_heads", "test_multi_query",
         "keys and values were split into n_heads heads like the queries; they have only n_kv_heads heads "
         "of width d_head, shared out afterwards",
@@ -178,10 +179,10 @@ BUGS = [
         edited(BASE, (KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * 8 * n_tokens\n"))),
     Bug("kv_cache_in_kib", "test_cache_figures",
         "the result was converted to KiB; the function returns bytes (131072 bytes is the chapter's 128 KiB)",
-        edited(BASE, (KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens // 1024\n"))),
+        edited(BASE, ("bytes_per_value * n_tokens\n", "bytes_per_value * n_tokens // 1024\n"))),
     Bug("kv_cache_default_16", "test_cache_default",
         "the default bytes_per_value is 16, the number of bits; a 16-bit value takes 2 bytes",
-        edited(BASE, ("n_tokens, bytes_per_value=2):\n    return 2 *", "n_tokens, bytes_per_value=16):\n    return 2 *"))),
+        edited(BASE, ("bytes_per_value=2):", "bytes_per_value=16):"))),
     Bug("kv_cache_ignores_tokens", "test_cache_linear",
         "the size of one token was returned whatever n_tokens is; the cache holds every token read so far",
         edited(BASE, (KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value\n"))),

@@ -74,7 +74,8 @@ BUGS = [
     Bug("mask_after_softmax", "test_rows_sum_to_one",
         "the future is zeroed after the softmax without renormalising, so each row sums to less than 1; "
         "set the future scores to -inf before the softmax instead",
-        edited(BASE, (MASK, ""), (f"    {RETURN}", f"    if causal:\n        w = w * np.tril(np.ones((T, T)))\n    {RETURN}"))),
+        edited(BASE, (MASK, ""),
+               (f"    {RETURN}", f"    if causal:\n        w = w * np.tril(np.ones((T, T)))\n    {RETURN}"))),
     Bug("mask_blocks_diagonal", "test_sees_past",
         "the mask is np.triu(..., k=0), which also blocks the diagonal: position 0 is left with nothing to "
         "attend to (a row of NaN); the future is only j > i, np.triu(..., k=1)",

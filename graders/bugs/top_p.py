@@ -64,12 +64,14 @@ BUGS = [
         "the probabilities are divided by the temperature after the softmax; the cut and the renormalising "
         "then undo it: temperature divides the logits, before the softmax",
         edited(BASE, (SOFTMAX, "z = logits - logits.max(axis=-1, keepdims=True)\n"
-                               "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)\n    p = p / temperature"))),
+                               "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)\n"
+                               "    p = p / temperature"))),
     Bug("temperature_power_unnormalised", "test_nucleus",
         "temperature applied after the softmax as p ** (1 / T) without renormalising before the cut: "
         "the cumulative sums no longer add up to 1, so the nucleus comes out too large or too small",
         edited(BASE, (SOFTMAX, "z = logits - logits.max(axis=-1, keepdims=True)\n"
-                               "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)\n    p = p ** (1 / temperature)"))),
+                               "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)\n"
+                               "    p = p ** (1 / temperature)"))),
     Bug("temperature_zero_divides", "test_temperature_zero_is_greedy",
         "temperature 0 goes through the division: logits / 0 is inf (or NaN), and the softmax of that is NaN; "
         "temperature 0 means take the argmax",
