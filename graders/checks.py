@@ -147,6 +147,7 @@ class Inputs:
 # as readily as fresh C-ordered ones, and code that writes through a reshape, or assumes
 # contiguity or a writeable input, works only on the latter.
 LAYOUTS = ("fortran", "transposed", "strided", "readonly")
+LAYOUT_CHECK = "gives the same answers for inputs in any memory layout (Fortran order, views, read-only)"
 
 
 def _laid_out(a: np.ndarray, layout: str, name: str) -> tuple[np.ndarray, str]:
@@ -232,6 +233,9 @@ class Call:
     peak: int | None = None     # bytes, when the memory was traced (call_options(memory=True))
     warnings: list = field(default_factory=list)  # when watched (call_options(warnings=True))
     check: str = ""             # the check it was made in
+    later: Any = None           # what it returned, fetched again after later calls (expect_repeatable)
+    later_seen: bool = False
+    later_after: int = 0        # the id of the last call made before that fetch
     repro: list[str] = field(default_factory=list)  # the lines that rebuild its inputs
 
 
@@ -672,8 +676,10 @@ def expect_repeatable(impl: "Candidate", calls: list[tuple[Callable[[], Any], An
                 expect_close_all(out, expected, what, dtype, names)
             made.append((n, call, out))
     try:
+        last = made[-1][1].id
         for n, call, out in made[:-1]:
             now = impl.fetch(call)
+            call.later, call.later_seen, call.later_after = now, True, last
             if _differs_deep(out, now):
                 where = _first_difference(out, now, names)
                 raise CheckFailed(f"what call {n}, {call.source}, returned was changed by the calls made after "

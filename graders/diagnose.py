@@ -23,7 +23,7 @@ from graders import bugs as bug_catalogue
 from graders.checks import Call, Raised, _differs, clone, tolerance
 from graders.files import reference
 
-BUDGET_SECONDS = 3.0  # replays stop here; no diagnosis is better than a slow one
+BUDGET_SECONDS = 5.0  # replays stop here; no diagnosis is better than a slow one
 
 
 def _dtype_of(call: Call) -> np.dtype:
@@ -51,6 +51,8 @@ def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
         return False
     if (x.dtype.kind in "iu") != (y.dtype.kind in "iu"):
         return False  # an integer answer (a count, a sampled index) is not the same as a float one
+    if x.dtype.kind in "iu":
+        return bool(np.array_equal(x, y))  # counts are exact
     if x.dtype == np.bool_ or y.dtype == np.bool_:
         # a mask's dtype is graded: a float or int 0/1 array is not the same answer as a bool one
         return x.dtype == y.dtype and bool(np.array_equal(x, y))
@@ -91,22 +93,36 @@ class Replayer:
         return contextlib.nullcontext()
 
     def agrees(self, call: Call) -> bool:
+        """The same answer as the attempt gave on `call`, alone (no earlier calls replayed)."""
+        if call.later_seen and not _same(call.outcome, call.later, _dtype_of(call)):
+            return False  # the attempt's answer changed after later calls; a fresh replay's cannot
         out, wrote = self.outcome(call)
+        return self._matches(call, out, wrote)
+
+    @staticmethod
+    def _matches(call: Call, out, wrote: bool) -> bool:
         # writing into the inputs is part of the behaviour: an in-place bug, whose return value is
         # right, must not explain every failure whose values are right, nor miss the one it causes
         return wrote == bool(call.mutated) and _same(call.outcome, out, _dtype_of(call))
 
-
-def _fits(bug, failing: list[Call], history: list[Call], setup, deadline: float) -> bool:
-    """The bug gives what the attempt gave on every recorded call."""
-    if bug.stateful:  # its answers depend on the calls before: replay them all, in order, afresh
-        replay = Replayer(bug.fresh_module(), setup)
-        return all(replay.agrees(c) for c in history if time.monotonic() < deadline) and \
-            time.monotonic() < deadline
-    replay = Replayer(bug.module, setup)
-    if not all(replay.agrees(c) for c in failing):
-        return False
-    return all(replay.agrees(c) for c in history if time.monotonic() < deadline) and time.monotonic() < deadline
+    def agrees_in_order(self, history: list[Call], deadline: float) -> bool:
+        """The same answers as the attempt on every call, replayed in order on this (fresh) module,
+        and the same answers again where the attempt's were fetched after later calls."""
+        returned, fetched = {}, {}
+        for c in history:
+            if c.later_seen:
+                fetched.setdefault(c.later_after, []).append(c)
+        for c in history:
+            if time.monotonic() > deadline:
+                return False
+            out, wrote = self.outcome(c)
+            if not self._matches(c, out, wrote):
+                return False
+            returned[c.id] = out
+            for earlier in fetched.get(c.id, ()):
+                if earlier.id in returned and not _same(earlier.later, returned[earlier.id], _dtype_of(earlier)):
+                    return False
+        return True
 
 
 def diagnose(kata: str, failing: list[Call], history: list[Call], named: list[str] = (),
@@ -122,17 +138,31 @@ def diagnose(kata: str, failing: list[Call], history: list[Call], named: list[st
     if not failing or _reference_explains(kata, failing, setup):
         return _named(kata, named)
     deadline = time.monotonic() + BUDGET_SECONDS
-    fitting = []
-    for bug in bug_catalogue.load(kata):
-        try:
-            if _fits(bug, failing, history, setup, deadline):
-                fitting.append(bug)
-        except Exception:
-            continue
-    if not fitting:
+    catalogue = bug_catalogue.load(kata)
+    # first the failing calls alone, for every bug (cheap); then everything, for those that fit them
+    suspects = [b for b in catalogue if b.stateful or _quietly(lambda: all(Replayer(b.module, setup).agrees(c)
+                                                                             for c in failing))]
+    fitting = [b for b in suspects if time.monotonic() < deadline and _quietly(lambda: _fits(b, history, setup, deadline))]
+    if not fitting or time.monotonic() >= deadline:
         return None
     message = fitting[0].likely if len(fitting) == 1 else " or ".join(b.likely for b in fitting[:2])
     return {"bug": fitting[0].name, "bugs": [b.name for b in fitting], "message": message}
+
+
+def _fits(bug, history: list[Call], setup, deadline: float) -> bool:
+    """The bug gives what the attempt gave on every recorded call of the grading."""
+    if bug.stateful:  # its answers depend on the calls before: replay them all, in order, afresh
+        return Replayer(bug.fresh_module(), setup).agrees_in_order(history, deadline)
+    replay = Replayer(bug.module, setup)
+    return all(replay.agrees(c) for c in history if time.monotonic() < deadline) and time.monotonic() < deadline
+
+
+def _quietly(test) -> bool:
+    """A replay that fails in an unforeseen way fits nothing."""
+    try:
+        return bool(test())
+    except Exception:
+        return False
 
 
 def _reference_explains(kata: str, failing: list[Call], setup) -> bool:

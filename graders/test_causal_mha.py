@@ -5,7 +5,7 @@ shrunk failing case is always a valid call.
 """
 import numpy as np
 
-from graders.checks import (CheckFailed, check, expect_causal, expect_close, expect_finite, expect_inputs_unchanged,
+from graders.checks import (LAYOUT_CHECK, CheckFailed, check, expect_causal, expect_close, expect_finite, expect_inputs_unchanged,
                             expect_prefix_invariant, expect_raises, expect_repeatable, expect_rows_sum_to_one,
                             expect_shape, expect_tuple, layout_cases, tolerance, with_dtypes)
 
@@ -20,7 +20,6 @@ BATCH = "each sequence of the batch is computed on its own"
 RAISES = "raises ValueError when n_heads does not divide d_model"
 UNCHANGED = "leaves its inputs unchanged"
 REPEATED = "calls do not affect each other (same shape with other values, sizes past 1024, results kept)"
-LAYOUTS = "gives the same answers for inputs in any memory layout (Fortran order, views, read-only)"
 
 # T, n_heads and d_head differ from one another in most cases, so a transpose of the wrong
 # axes changes a shape or a value instead of hiding; one case has n_heads == T on purpose.
@@ -292,7 +291,7 @@ def test_repeated_calls(impl, new, ref, dtype):
     expect_repeatable(impl, calls, dtype, names=("y", "weights"))
 
 
-@check(LAYOUTS, layout_cases([{"B": 2, "T": 5, "n_heads": 3, "d_head": 2, "seed": 0},
+@check(LAYOUT_CHECK, layout_cases([{"B": 2, "T": 5, "n_heads": 3, "d_head": 2, "seed": 0},
                               {"B": 1, "T": 4, "n_heads": 2, "d_head": 3, "dtype": "float32", "seed": 1}]))
 def test_layouts(impl, new, ref, B, T, n_heads, d_head, layout, dtype="float64"):
     x, Ws = _inputs(new, B, T, n_heads, d_head, dtype)

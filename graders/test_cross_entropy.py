@@ -7,7 +7,7 @@ returned, so a later call cannot change what an earlier check compares.
 """
 import numpy as np
 
-from graders.checks import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged, expect_raises,
+from graders.checks import (LAYOUT_CHECK, expect_repeatable, layout_cases, CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged, expect_raises,
                             expect_shape, expect_tuple, tolerance)
 
 SHAPES = [
@@ -19,8 +19,6 @@ SHAPES = [
     {"lead": (5,), "V": 9, "seed": 5},
 ]
 DTYPES = [dict(c, dtype=d) for c in SHAPES for d in ("float64", "float32")]
-LAYOUTS = {"fortran": "Fortran-ordered logits", "transposed": "a transposed (Fortran-ordered) view as logits",
-           "strided": "strided views as logits and targets", "read-only": "read-only logits and targets"}
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -301,59 +299,30 @@ def test_raises_nothing_counted(impl, new):
         expect_raises(ValueError, impl.cross_entropy, logits, targets, **kwargs, why=f"no position is counted: {why}")
 
 
-@check("accepts views, Fortran-ordered and read-only inputs", [
-    {"layout": "fortran", "lead": (2, 3), "V": 4, "seed": 0},
-    {"layout": "transposed", "lead": (3, 2), "V": 5, "seed": 1},
-    {"layout": "strided", "lead": (2, 2), "V": 3, "seed": 2},
-    {"layout": "read-only", "lead": (3, 2), "V": 4, "seed": 3},
-], minimum={"lead": 2, "V": 2})
-def test_layouts(impl, new, ref, layout, lead, V):
-    # three axes, so that reshaping to (-1, V) has to copy a Fortran-ordered array
-    a, b = lead
-    if layout == "transposed":
-        base = new.normal("base", (V, b, a))
-        logits = new.let("logits", base.transpose(2, 1, 0), "base.transpose(2, 1, 0)  # a Fortran-ordered view")
-    elif layout == "strided":
-        base = new.normal("base", (a, b, 2 * V))
-        logits = new.let("logits", base[..., ::2], "base[..., ::2]  # a view with a step")
-    else:
-        base = new.normal("base", (a, b, V))
-        logits = (new.let("logits", np.asfortranarray(base), "np.asfortranarray(base)") if layout == "fortran"
-                  else new.let("logits", np.broadcast_to(base, base.shape),
-                               "np.broadcast_to(base, base.shape)  # read-only"))
-    ids = new.rng.integers(0, V, size=(a, 2 * b))
-    ids = new.let("ids", ids, f"rng.integers(0, {V}, size={(a, 2 * b)})")
-    targets = (new.let("targets", ids[:, ::2], "ids[:, ::2]  # a view with a step") if layout == "strided" else
-               new.let("targets", np.broadcast_to(ids[:, :b], (a, b)), f"np.broadcast_to(ids[:, :{b}], {(a, b)})")
-               if layout == "read-only" else new.let("targets", ids[:, :b].copy(), f"ids[:, :{b}].copy()"))
+@check(LAYOUT_CHECK, layout_cases([{"lead": (2, 3), "V": 5, "seed": 0},
+                                   {"lead": (3, 2), "V": 4, "seed": 1, "dtype": "float32"}]),
+       minimum={"lead": 1, "V": 2})
+def test_layouts(impl, new, ref, layout, lead, V, dtype="float64"):
+    # three axes, so that reshaping Fortran-ordered logits to (-1, V) has to copy them
+    logits, targets = _batch(new, lead, V, dtype)
+    logits, targets = new.relayout(layout, logits, targets)
     got = _call(impl, logits, targets)
-    expect_inputs_unchanged()
-    _expect_agrees(got[:2], _ref(ref, logits, targets), f"{got[2]} with {LAYOUTS[layout]}")
+    _expect_agrees(got[:2], _ref(ref, logits, targets), got[2], dtype)
 
 
-@check("returns a new dlogits each call, and the same answer whatever was called before", [
-    {"n": 3, "V": 4, "seed": 0},
-    {"n": 2, "V": 6, "seed": 1, "dtype": "float32"},
-])
-def test_fresh_results(impl, new, n, V, dtype="float64"):
-    z1, t1 = new.normal("z1", (n, V), dtype=dtype), _targets(new, (n,), V, "t1")
-    z2, t2 = new.normal("z2", (n, V), dtype=dtype), _targets(new, (n,), V, "t2")
-    z3, t3 = new.normal("z3", (n + 2, V + 3), dtype=dtype), _targets(new, (n + 2,), V + 3, "t3")
-    first = expect_tuple(impl.cross_entropy(z1, t1), 2, "cross_entropy(z1, t1)")
-    kept = np.array(expect_shape(first[1], z1.shape, "dlogits from cross_entropy(z1, t1)"), dtype=np.float64)
-    second = expect_tuple(impl.cross_entropy(z2, t2), 2, "cross_entropy(z2, t2)")
-    if not np.array_equal(first[1], kept, equal_nan=True):
-        shared = isinstance(second[1], np.ndarray) and np.shares_memory(first[1], second[1])
-        raise CheckFailed(
-            "the dlogits returned by cross_entropy(z1, t1) changed when cross_entropy(z2, t2) was called"
-            + (": both calls returned the same memory, a buffer kept between calls" if shared else ""),
-            bug="grad_buffer_reused" if shared else None)
-    _call(impl, z3, t3, what="cross_entropy(z3, t3)")
-    loss, again, what = _call(impl, z1, t1, what="cross_entropy(z1, t1)")
-    if not (np.allclose(again, kept, *tolerance(dtype)) and np.isclose(loss, float(first[0]), *tolerance(dtype))):
-        raise CheckFailed(f"{what} gave another result the second time, after calls with other inputs and sizes "
-                          f"(loss {_g(loss)} against {_g(float(first[0]))}): the function keeps something between "
-                          f"calls")
+# (lead, V) of successive calls: a first size, the same shape with other values, larger, smaller
+SEQUENCE = [((3,), 4), ((3,), 4), ((2, 4), 7), ((2,), 3)]
+
+
+@check("calls do not affect each other (same shape with other values, other sizes, results kept)",
+       [{"dtype": "float64", "seed": 0}, {"dtype": "float32", "seed": 1}], shrink=False)
+def test_fresh_results(impl, new, ref, dtype):
+    calls = []
+    for n, (lead, V) in enumerate(SEQUENCE, 1):
+        logits = new.normal(f"logits{n}", (*lead, V), scale=2.0, dtype=dtype)
+        targets = _targets(new, lead, V, f"targets{n}")
+        calls.append((lambda z=logits, t=targets: impl.cross_entropy(z, t), _ref(ref, logits, targets)))
+    expect_repeatable(impl, calls, dtype, names=("the loss", "dlogits"))
 
 
 @check("large sizes (4100 positions; a vocabulary of 32000): the loss and rows of a split batch add up", [

@@ -6,7 +6,7 @@ as it is returned, so a later call cannot change what an earlier check compares.
 """
 import numpy as np
 
-from graders.checks import (CheckFailed, check, expect_close, expect_inputs_unchanged, expect_shape,
+from graders.checks import (LAYOUT_CHECK, CheckFailed, check, expect_repeatable, layout_cases, expect_close, expect_inputs_unchanged, expect_shape,
                             tolerance)
 
 SHAPES = [
@@ -18,8 +18,6 @@ SHAPES = [
     {"lead": (1,), "d": 9, "seed": 5},
 ]
 DTYPES = [dict(c, dtype=d) for c in SHAPES for d in ("float64", "float32")]
-LAYOUTS = {"fortran": "a Fortran-ordered", "transposed": "a transposed (Fortran-ordered) view as",
-           "strided": "a strided view as", "read-only": "a read-only"}
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -256,58 +254,31 @@ def test_gamma_beta(impl, new, lead, d, dtype="float64"):
                       f"beta[{j}] = {b[j]:.4g}; x_hat the normalised x){why}")
 
 
-@check("accepts views, Fortran-ordered and read-only inputs", [
-    {"layout": "fortran", "lead": (2, 3), "d": 4, "seed": 0},
-    {"layout": "transposed", "lead": (3, 2), "d": 5, "seed": 1},
-    {"layout": "strided", "lead": (2, 2), "d": 3, "seed": 2},
-    {"layout": "read-only", "lead": (3, 2), "d": 4, "seed": 3},
-], minimum={"lead": 2, "d": 2})
-def test_layouts(impl, new, ref, layout, lead, d):
-    # three axes, so that reshaping to (-1, d) has to copy a Fortran-ordered x
-    a, b = lead
-    if layout == "transposed":
-        base = new.normal("base", (d, b, a))
-        x = new.let("x", base.transpose(2, 1, 0), "base.transpose(2, 1, 0)  # a Fortran-ordered view")
-    elif layout == "strided":
-        base = new.normal("base", (a, b, 2 * d))
-        x = new.let("x", base[..., ::2], "base[..., ::2]  # a view with a step")
-    else:
-        base = new.normal("base", (a, b, d))
-        x = (new.let("x", np.asfortranarray(base), "np.asfortranarray(base)") if layout == "fortran" else
-             new.let("x", np.broadcast_to(base, base.shape), "np.broadcast_to(base, base.shape)  # read-only"))
-    gamma, beta = _affine(new, d)
-    if layout == "read-only":
-        gamma = new.let("gamma_ro", np.broadcast_to(gamma, gamma.shape), "np.broadcast_to(gamma, gamma.shape)")
-        beta = new.let("beta_ro", np.broadcast_to(beta, beta.shape), "np.broadcast_to(beta, beta.shape)")
-    out, what = _call(impl, x, gamma, beta)
-    expect_inputs_unchanged()
-    expect_close(out, _ref(ref, x, gamma, beta), f"{what} with {LAYOUTS[layout]} x", np.float64)
-
-
-@check("returns a new array each call, and the same answer whatever was called before", [
-    {"n": 3, "d": 4, "seed": 0},
-    {"n": 2, "d": 6, "seed": 1, "dtype": "float32"},
-])
-def test_fresh_results(impl, new, n, d, dtype="float64"):
-    x1, x2 = new.normal("x1", (n, d), dtype=dtype), new.normal("x2", (n, d), dtype=dtype)
-    x3 = new.normal("x3", (n + 2, d + 1), dtype=dtype)
+@check(LAYOUT_CHECK, layout_cases([{"lead": (2, 3), "d": 4, "seed": 0},
+                                   {"lead": (3, 2), "d": 5, "seed": 1, "dtype": "float32"}]),
+       minimum={"lead": 2, "d": 2})
+def test_layouts(impl, new, ref, layout, lead, d, dtype="float64"):
+    # three axes, so that reshaping a Fortran-ordered x to (-1, d) has to copy it
+    x = new.normal("x", (*lead, d), dtype=dtype)
     gamma, beta = _affine(new, d, dtype)
-    g3, b3 = new.normal("gamma3", (d + 1,), dtype=dtype), new.normal("beta3", (d + 1,), dtype=dtype)
-    first = impl.layer_norm(x1, gamma, beta)
-    kept = np.array(expect_shape(first, x1.shape, "layer_norm(x1, gamma, beta)"), dtype=np.float64)
-    second = impl.layer_norm(x2, gamma, beta)
-    if isinstance(first, np.ndarray) and not np.array_equal(first, kept, equal_nan=True):
-        shared = isinstance(second, np.ndarray) and np.shares_memory(first, second)
-        raise CheckFailed(
-            "the array returned by layer_norm(x1, gamma, beta) changed when layer_norm(x2, gamma, beta) was called"
-            + (": both calls returned the same memory, a buffer kept between calls" if shared else ""),
-            bug="output_buffer_reused" if shared else None)
-    _call(impl, x3, g3, b3, what="layer_norm(x3, gamma3, beta3)")
-    again, what = _call(impl, x1, gamma, beta, what="layer_norm(x1, gamma, beta)")
-    if not _close(again, kept, dtype):
-        raise CheckFailed(f"{what} gave {_row(again, 0)}... the second time, after calls with other inputs and "
-                          f"sizes, and {_row(kept, 0)}... the first time: the function keeps something between "
-                          f"calls")
+    x, gamma, beta = new.relayout(layout, x, gamma, beta)
+    out, what = _call(impl, x, gamma, beta)
+    expect_close(out, _ref(ref, x, gamma, beta), what, dtype)
+
+
+# (n, d) of successive calls: a first size, the same shape with other values, larger, smaller
+SEQUENCE = [(3, 4), (3, 4), (6, 7), (2, 3)]
+
+
+@check("calls do not affect each other (same shape with other values, other sizes, results kept)",
+       [{"dtype": "float64", "seed": 0}, {"dtype": "float32", "seed": 1}], shrink=False)
+def test_fresh_results(impl, new, ref, dtype):
+    calls = []
+    for n, (rows, d) in enumerate(SEQUENCE, 1):
+        x = new.normal(f"x{n}", (rows, d), dtype=dtype)
+        gamma, beta = new.normal(f"gamma{n}", (d,), dtype=dtype), new.normal(f"beta{n}", (d,), dtype=dtype)
+        calls.append((lambda x=x, g=gamma, b=beta: impl.layer_norm(x, g, b), _ref(ref, x, gamma, beta)))
+    expect_repeatable(impl, calls, dtype)
 
 
 @check("large sizes: thousands of vectors, thousands of features, each vector as it comes out alone", [

@@ -132,7 +132,7 @@ BUGS = [
             (RETURN, "    if _grad is None or _grad.shape != logits.shape or _grad.dtype != grad.dtype:\n"
                      "        _grad = np.empty(logits.shape, dtype=grad.dtype)\n"
                      "    _grad[...] = grad.reshape(logits.shape)\n"
-                     "    return loss, _grad\n"))),
+                     "    return loss, _grad\n")), stateful=True),
     # sizes: a table of row indices built once, for at most 4096 positions
     Bug("row_index_table_4096", "test_large_sizes",
         "the row indices come from a table built once for 4096 positions, so a batch of more positions cannot "

@@ -96,7 +96,7 @@ BUGS = [
             "        _out = np.empty_like(x)\n"
             "    np.multiply(xc / np.sqrt(var + eps), gamma, out=_out)\n"
             "    _out += beta\n"
-            "    return _out\n"))),
+            "    return _out\n")), stateful=True),
     # sizes: the rows are processed in blocks of 1024 and the count of blocks is rounded down
     Bug("blocks_round_down", "test_large_sizes",
         "the vectors are processed in blocks of 1024 and the number of blocks is rounded down, so the vectors "
