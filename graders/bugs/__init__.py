@@ -81,7 +81,7 @@ def near_misses(kata: str) -> list[Bug]:
 def bases(kata: str) -> dict[str, str]:
     """The correct answers `kata`'s bugs are edited from, by name: `BASE`, and a `BASE_...`
     for each other layout (an einsum, a loop over heads) in which some mistake only exists.
-    Each is a whole answer file, `import numpy as np` included."""
+    Each is a whole answer file, imports included."""
     module = _module(kata)
     if module is None:
         return {}
