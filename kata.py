@@ -15,6 +15,9 @@ from pathlib import Path
 import click
 
 from practice import catalogue, clock, grading, paths, render
+from practice import history as past
+from practice import aids, targets
+from practice import mock as mocks
 from practice.sessions import NothingToGrade, Practice, SessionError
 from practice.store import Store, StoreError
 
@@ -78,7 +81,8 @@ def _damaged(e: Exception) -> click.ClickException:
 def _practice(json_mode: bool = False) -> Practice:
     """Open the store; end a mock interview whose deadline has passed (printing its report)."""
     p = Practice(Store(paths.home()))
-    report = p.expire_mock()
+    click.get_current_context().call_on_close(p.store.close)  # no connection outlives its command
+    report = mocks.expire(p)
     if report:
         out(click.style("The mock interview's time is up.", fg="yellow", bold=True), err=json_mode)
         out(render.mock_report(report), err=json_mode)
@@ -89,17 +93,10 @@ def _practice(json_mode: bool = False) -> Practice:
 def _kata_of(p: Practice, name: str | None, what: str) -> catalogue.Kata:
     if name:
         return _kata(name)
-    a = p.current()
+    a = targets.current(p.store)
     if a is None:
         raise click.UsageError(f"no kata is in progress: name one (`kata {what} NAME`)")
     return catalogue.get(a["kata"])
-
-
-def _label(a: dict) -> str:
-    if a["mode"] == "mock":
-        return f"{a['kata']} (mock interview #{a['mock_id']})"
-    n = a.get("n")
-    return f"{a['kata']}" + (f" (attempt {n})" if n else "")
 
 
 class KataGroup(click.Group):
@@ -137,7 +134,8 @@ def list_():
     started, in progress, passed, not passed), best time and last result.
     """
     p = _practice()
-    statuses, best, last = p.statuses(), p.best_times(), p.last_results()
+    statuses = past.statuses(p.store)
+    best, last = past.best_times(p.store), past.last_results(p.store)
     rows = []
     for k in catalogue.katas():
         rows.append([
@@ -167,42 +165,9 @@ def start(name, minutes, fresh, edit):
     k = _kata(name)
     p = _practice()
     res = p.start(k, minutes=minutes, fresh=fresh)
-    a = res["attempt"]
-    for other in res["paused"]:
-        out(f"Paused {other['kata']} at {clock.fmt(other['elapsed'])}.")
-    if res.get("closed"):
-        c = res["closed"]
-        out(f"Archived the previous attempt ({clock.fmt(c['time_used'] or 0)} on its clock, "
-            f"{render.attempt_result(c)}) as {render.path(res['archived'] or c['path'])}.")
-    elif res.get("archived"):
-        out(f"Kept the previous file as {render.path(res['archived'])}.")
-    out(click.style(f"{k.name}: {k.title}", bold=True)
-        + f" ({k.difficulty}, {k.minutes} min)")
-    out()
-    out(render.question(k))
-    out()
-    if res["resumed"]:
-        was = {"paused": "it was paused; the clock runs again",
-               "solved": "it already passes; the clock is stopped"}.get(res["was"], "")
-        out(click.style("Resuming the attempt in progress", fg="yellow", bold=True)
-            + (f" ({was})" if was else "") + ".")
-        if res.get("minutes_ignored"):
-            out("--minutes applies to a new attempt; `kata start NAME --fresh --minutes N` "
-                "starts one.")
-        if res.get("recreated"):
-            out("Its file was missing, so the stub was copied there again.")
-    else:
-        out(click.style("Clock started.", fg="green", bold=True))
-        if res.get("adopted"):
-            out(f"{paths.shown(a['path'])} was already there with no session, so it is your "
-                "attempt as it stands; `kata start NAME --fresh` archives it and starts from "
-                "the stub.")
-    out(f"Edit:  {render.path(a['path'])}")
-    out(f"Clock: {render.clock_text(a, clock.now())}")
-    out("Then `kata check` grades it, `kata watch` re-grades on every save, "
-        "`kata hint` gives a hint, `kata submit` finishes.")
+    out(render.started(k, res, clock.now()))
     if edit:
-        click.edit(filename=str(a["path"]))
+        click.edit(filename=str(res["attempt"]["path"]))
 
 
 @cli.command()
@@ -234,12 +199,12 @@ def check(name, file, as_json):
     if name:
         _kata(name)
     p = _practice(json_mode=as_json)
-    a = p.target(name)
+    a = targets.target(p.store, name)
     report, after = p.grade(a, "check")
-    n = next((x["n"] for x in p.attempts_of(after["kata"]) if x["id"] == after["id"]), None)
-    header = f"{_label(dict(after, n=n))}: {paths.shown(after['path'])}"
+    n = past.number_of(p.store, after)
+    header = f"{render.attempt_label(dict(after, n=n))}: {paths.shown(after['path'])}"
     _show_report(report, header, as_json)
-    _after_grading(a, after, report, err=as_json)
+    out(render.after_grading(a, after, clock.now()), err=as_json)
     ctx.exit(0 if report.get("passed") else 1)
 
 
@@ -253,58 +218,12 @@ def _show_report(report: dict, header: str, as_json: bool) -> None:
     out(render.summary(report))
 
 
-def _after_grading(before: dict, after: dict, report: dict, err: bool) -> None:
-    t = clock.now()
-    if after["state"] != "open":
-        out(f"(this attempt was already {after['state']}; the check is kept in its history)",
-            err=err)
-        return
-    out(f"Clock: {render.clock_text(after, t)}", err=err)
-    if after["clock"] == "solved" and before["clock"] != "solved":
-        out(click.style(f"Solved in {clock.fmt(after['solved_at'])}.", fg="green", bold=True)
-            + " The clock is stopped; `kata submit` records the result.", err=err)
-    elif after["clock"] == "running" and before["clock"] == "solved":
-        out("It no longer passes, so the clock runs again.", err=err)
-    elif after["clock"] == "paused":
-        out("The clock is paused; `kata resume` restarts it.", err=err)
-
-
 @cli.command()
 @friendly
 def status():
     """Show the kata in progress and its clock."""
     p = _practice()
-    t = clock.now()
-    mock = p.running_mock()
-    if mock:
-        out(click.style(f"Mock interview #{mock['id']}", bold=True)
-            + f": {render.clock_text(dict(mock, clock='running'), t)}")
-        for a in p.mock_attempts(mock["id"]):
-            last = p.last_check(a["id"])
-            out(f"  {a['kata']:<24} {render.path(a['path'])}  last check: "
-                f"{render.result_text(last)}")
-        out("Hints and solutions wait until it ends; `kata submit` ends it.")
-        return
-    opened = [a for a in p.open_attempts() if a["mode"] == "practice"]
-    opened.sort(key=lambda a: a["clock"] != "running")  # the running clock first
-    if not opened:
-        due = p.plan()
-        nxt = due[0] if due else None
-        out("No kata in progress."
-            + (f" Next up: {nxt.kata} ({nxt.reason}); `kata start {nxt.kata}`." if nxt else ""))
-        return
-    a = opened[0]
-    last = p.last_check(a["id"])
-    k = catalogue.get(a["kata"])
-    out(click.style(f"{a['kata']}: {k.title}", bold=True))
-    out(f"  file:   {render.path(a['path'])}")
-    out(f"  clock:  {render.clock_text(a, t)}")
-    out(f"  checks: {p.n_checks(a['id'])}, last: {render.result_text(last)}"
-        + (f" at {clock.when(last['at'])}" if last else ""))
-    out(f"  hints:  {a['hints']} of {len(k.hints)}"
-        + ("; solution viewed" if a["solution_viewed"] else ""))
-    for other in opened[1:]:
-        out(f"Also in progress: {other['kata']} ({render.clock_text(other, t)})")
+    out(render.status(targets.status(p.store), clock.now()))
 
 
 @cli.command()
@@ -351,12 +270,7 @@ def watch(name, poll, interval):
     if name:
         _kata(name)
     p = _practice()
-    if name:
-        targets = [p.target(name)]
-    else:
-        mock = p.running_mock()
-        targets = p.mock_attempts(mock["id"]) if mock else [p.target(None)]
-    watching.run(p, targets, poll=poll, interval=interval, echo=out)
+    watching.run(p, targets.watch_targets(p.store, name), poll=poll, interval=interval, echo=out)
 
 
 @cli.command()
@@ -380,20 +294,7 @@ def submit(name):
         ok = all(r["report"] and r["report"].get("passed") for r in res["mock"]["rows"])
         ctx.exit(0 if ok else 1)
     a, report = res["attempt"], res["report"]
-    k = catalogue.get(a["kata"])
-    out(click.style(f"{k.name}: final grading of {paths.shown(a['path'])}", bold=True))
-    out(render.report(report))
-    out(render.summary(report))
-    result = click.style("passed", fg="green", bold=True) if a["passed"] else \
-        click.style("not passed", fg="red", bold=True)
-    over = (click.style(f", {clock.fmt(a['time_used'] - a['budget'])} over time", fg="red")
-            if a["overtime"] else f" of {clock.fmt(a['budget'])}")
-    out(f"Recorded: {result} in {clock.fmt(a['time_used'])}{over}; {res['n_checks']} "
-        f"check{'s' if res['n_checks'] != 1 else ''}, {a['hints']} "
-        f"hint{'s' if a['hints'] != 1 else ''}, solution "
-        f"{'viewed' if a['solution_viewed'] else 'not viewed'}.")
-    out()
-    out(render.follow_ups(k))
+    out(render.submitted(catalogue.get(a["kata"]), a, report, res["n_checks"]))
     ctx.exit(0 if a["passed"] else 1)
 
 
@@ -413,24 +314,7 @@ def mock(minutes, count, seed):
     p = _practice()
     if count > len(catalogue.katas()):
         raise click.UsageError(f"--count is at most {len(catalogue.katas())}")
-    res = p.start_mock(count, minutes, seed)
-    m = res["mock"]
-    for other in res["paused"]:
-        out(f"Paused {other['kata']} at {clock.fmt(other['elapsed'])}.")
-    out(click.style(f"Mock interview #{m['id']}: {len(res['attempts'])} "
-                    f"question{'s' if len(res['attempts']) > 1 else ''}, "
-                    f"{clock.fmt(m['budget'])} on one clock", bold=True)
-        + f" (seed {m['seed']}).")
-    out("No hints or solutions until it ends. `kata watch` shows the countdown; "
-        "`kata submit` ends the interview.")
-    for i, a in enumerate(res["attempts"], 1):
-        k = catalogue.get(a["kata"])
-        out()
-        out(click.style(f"Question {i}: {k.name}: {k.title}", bold=True))
-        out()
-        out(render.question(k))
-        out()
-        out(f"Edit:  {render.path(a['path'])}")
+    out(render.mock_started(mocks.start(p, count, minutes, seed)))
 
 
 @cli.command()
@@ -440,21 +324,13 @@ def hint(name):
     """Show the next hint (hints used are recorded)."""
     p = _practice()
     k = _kata_of(p, name, "hint")
-    res = p.hint(k)
-    if res["hint"] is None:
-        out(f"No more hints for {k.name}: all {res['total']} are shown below. "
-            f"`kata compare {k.name}` puts the reference beside your attempt.")
-        for i, h in enumerate(res["all"], 1):
-            out(f"  {i}. {h}")
-        return
-    out(click.style(f"Hint {res['index']} of {res['total']} for {k.name}:", bold=True))
-    out(f"  {res['hint']}")
+    out(render.hint(k, aids.hint(p, k)))
 
 
 def _guard(p: Practice, k: catalogue.Kata, yes: bool, kind: str) -> bool:
     """The spoiler guard: confirm before showing the reference of an unsolved kata."""
-    p._refuse_in_mock("solutions")
-    if yes or p.spoiler_free(k.name):
+    aids.refuse_in_mock(p, "solutions")
+    if yes or aids.spoiler_free(p, k.name):
         return True
     try:
         return click.confirm(
@@ -479,7 +355,7 @@ def solution(name, yes):
     if not _guard(p, k, yes, "solution"):
         out("Not shown.")
         return
-    p.record_viewing(k.name, "solution")
+    aids.record_viewing(p, k.name, "solution")
     from practice import compare
 
     compare.show_code(k.solution, title=f"Reference solution: {paths.shown(k.solution)}")
@@ -499,13 +375,13 @@ def compare(name, yes, width):
     """
     p = _practice()
     k = _kata_of(p, name, "compare")
-    a = p.attempt_for(k.name)
+    a = targets.attempt_for(p.store, k.name)
     if a is None or not Path(a["path"]).is_file():
         raise click.UsageError(f"{k.name} has no attempt to compare; `kata start {k.name}`")
     if not _guard(p, k, yes, "compare"):
         out("Not shown.")
         return
-    p.record_viewing(k.name, "compare")
+    aids.record_viewing(p, k.name, "compare")
     from practice import compare as comparing
 
     comparing.side_by_side(Path(a["path"]), k.solution, width=width)
@@ -529,12 +405,12 @@ def history(name, number, full):
     if number is not None and not name:
         raise click.UsageError("--attempt needs a kata: kata history NAME --attempt N")
     p = _practice()
-    from practice import history as hist
+    from practice import render_history as hist
 
     if number is not None:
-        out(hist.replay(p, name, number, full=full))
+        out(hist.replay(p.store, name, number, full=full))
     else:
-        out(hist.overview(p, name))
+        out(hist.overview(p.store, name))
 
 
 @cli.command()
@@ -544,14 +420,7 @@ def reset(name):
     """Put the stub back; the attempt is archived."""
     k = _kata(name)
     p = _practice()
-    res = p.reset(k)
-    if res["closed"]:
-        c = res["closed"]
-        out(f"Closed the attempt in progress ({clock.fmt(c['time_used'] or 0)} on its clock, "
-            f"{render.attempt_result(c)}).")
-    if res["archived"]:
-        out(f"Archived the old file as {render.path(res['archived'])}.")
-    out(f"{render.path(res['path'])} is the stub again. `kata start {k.name}` starts the clock.")
+    out(render.reset_done(k, p.reset(k)))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -101,9 +101,7 @@ def summary(rep: dict) -> str:
 # -- clocks ------------------------------------------------------------------------------
 def clock_text(row: dict, t: float) -> str:
     """'12:31 used, 27:29 left', '3:05 over the 40:00 budget', with the clock's state."""
-    from practice.sessions import elapsed
-
-    used = elapsed(row, t)
+    used = clock.elapsed(row, t)
     budget = row["budget"]
     if used <= budget:
         text = f"{clock.fmt(used)} used, {clock.fmt(budget - used)} left of {clock.fmt(budget)}"
@@ -239,3 +237,152 @@ def question(k) -> str:
 
 def path(p) -> str:
     return click.style(paths.shown(p), fg="cyan", bold=True)
+
+
+# -- the commands' messages --------------------------------------------------------------
+def attempt_label(a: dict) -> str:
+    """softmax (attempt 2), or rope (mock interview #1)."""
+    if a["mode"] == "mock":
+        return f"{a['kata']} (mock interview #{a['mock_id']})"
+    n = a.get("n")
+    return f"{a['kata']}" + (f" (attempt {n})" if n else "")
+
+
+def _paused(res: dict) -> list[str]:
+    return [f"Paused {o['kata']} at {clock.fmt(o['elapsed'])}." for o in res["paused"]]
+
+
+def started(k, res: dict, t: float) -> str:
+    """What `kata start` says: what it paused or archived, the question, the file, the clock."""
+    a = res["attempt"]
+    lines = _paused(res)
+    if res.get("closed"):
+        c = res["closed"]
+        lines.append(f"Archived the previous attempt ({clock.fmt(c['time_used'] or 0)} on its "
+                     f"clock, {attempt_result(c)}) as {path(res['archived'] or c['path'])}.")
+    elif res.get("archived"):
+        lines.append(f"Kept the previous file as {path(res['archived'])}.")
+    lines += [click.style(f"{k.name}: {k.title}", bold=True) + f" ({k.difficulty}, {k.minutes} min)",
+              "", question(k), ""]
+    if res["resumed"]:
+        was = {"paused": "it was paused; the clock runs again",
+               "solved": "it already passes; the clock is stopped"}.get(res["was"], "")
+        lines.append(click.style("Resuming the attempt in progress", fg="yellow", bold=True)
+                     + (f" ({was})" if was else "") + ".")
+        if res.get("minutes_ignored"):
+            lines.append("--minutes applies to a new attempt; `kata start NAME --fresh "
+                         "--minutes N` starts one.")
+        if res.get("recreated"):
+            lines.append("Its file was missing, so the stub was copied there again.")
+    else:
+        lines.append(click.style("Clock started.", fg="green", bold=True))
+        if res.get("adopted"):
+            lines.append(f"{paths.shown(a['path'])} was already there with no session, so it "
+                         "is your attempt as it stands; `kata start NAME --fresh` archives it "
+                         "and starts from the stub.")
+    lines += [f"Edit:  {path(a['path'])}", f"Clock: {clock_text(a, t)}",
+              "Then `kata check` grades it, `kata watch` re-grades on every save, "
+              "`kata hint` gives a hint, `kata submit` finishes."]
+    return "\n".join(lines)
+
+
+def after_grading(before: dict, after: dict, t: float) -> str:
+    """The clock after `kata check`, and what the grading did to it."""
+    if after["state"] != "open":
+        return (f"(this attempt was already {after['state']}; the check is kept in its "
+                "history)")
+    lines = [f"Clock: {clock_text(after, t)}"]
+    if after["clock"] == "solved" and before["clock"] != "solved":
+        lines.append(click.style(f"Solved in {clock.fmt(after['solved_at'])}.", fg="green",
+                                 bold=True) + " The clock is stopped; `kata submit` records the result.")
+    elif after["clock"] == "running" and before["clock"] == "solved":
+        lines.append("It no longer passes, so the clock runs again.")
+    elif after["clock"] == "paused":
+        lines.append("The clock is paused; `kata resume` restarts it.")
+    return "\n".join(lines)
+
+
+def status(view: dict, t: float) -> str:
+    """`kata status` from `Practice.status()`."""
+    from practice import catalogue
+
+    if "mock" in view:
+        m = view["mock"]
+        lines = [click.style(f"Mock interview #{m['id']}", bold=True)
+                 + f": {clock_text(dict(m, clock='running'), t)}"]
+        for a, last in view["questions"]:
+            lines.append(f"  {a['kata']:<24} {path(a['path'])}  last check: {result_text(last)}")
+        lines.append("Hints and solutions wait until it ends; `kata submit` ends it.")
+        return "\n".join(lines)
+    if "next" in view:
+        nxt = view["next"]
+        return "No kata in progress." + (
+            f" Next up: {nxt.kata} ({nxt.reason}); `kata start {nxt.kata}`." if nxt else "")
+    a, last = view["attempt"], view["last"]
+    k = catalogue.get(a["kata"])
+    lines = [click.style(f"{a['kata']}: {k.title}", bold=True),
+             f"  file:   {path(a['path'])}",
+             f"  clock:  {clock_text(a, t)}",
+             f"  checks: {view['n_checks']}, last: {result_text(last)}"
+             + (f" at {clock.when(last['at'])}" if last else ""),
+             f"  hints:  {a['hints']} of {len(k.hints)}"
+             + ("; solution viewed" if a["solution_viewed"] else "")]
+    lines += [f"Also in progress: {o['kata']} ({clock_text(o, t)})" for o in view["others"]]
+    return "\n".join(lines)
+
+
+def submitted(k, a: dict, rep: dict, n_checks: int) -> str:
+    """`kata submit`: the final grading, what was recorded, the follow-up questions."""
+    result = click.style("passed", fg="green", bold=True) if a["passed"] else \
+        click.style("not passed", fg="red", bold=True)
+    over = (click.style(f", {clock.fmt(a['time_used'] - a['budget'])} over time", fg="red")
+            if a["overtime"] else f" of {clock.fmt(a['budget'])}")
+    return "\n".join([
+        click.style(f"{k.name}: final grading of {paths.shown(a['path'])}", bold=True),
+        report(rep), summary(rep),
+        f"Recorded: {result} in {clock.fmt(a['time_used'])}{over}; {n_checks} "
+        f"check{'s' if n_checks != 1 else ''}, {a['hints']} "
+        f"hint{'s' if a['hints'] != 1 else ''}, solution "
+        f"{'viewed' if a['solution_viewed'] else 'not viewed'}.",
+        "", follow_ups(k)])
+
+
+def mock_started(res: dict) -> str:
+    """`kata mock`: the interview's clock and every question with its file."""
+    from practice import catalogue
+
+    m, attempts = res["mock"], res["attempts"]
+    lines = _paused(res)
+    lines.append(click.style(f"Mock interview #{m['id']}: {len(attempts)} "
+                             f"question{'s' if len(attempts) > 1 else ''}, "
+                             f"{clock.fmt(m['budget'])} on one clock", bold=True)
+                 + f" (seed {m['seed']}).")
+    lines.append("No hints or solutions until it ends. `kata watch` shows the countdown; "
+                 "`kata submit` ends the interview.")
+    for i, a in enumerate(attempts, 1):
+        k = catalogue.get(a["kata"])
+        lines += ["", click.style(f"Question {i}: {k.name}: {k.title}", bold=True), "",
+                  question(k), "", f"Edit:  {path(a['path'])}"]
+    return "\n".join(lines)
+
+
+def hint(k, res: dict) -> str:
+    """`kata hint`: the next hint, or every hint once they are all out."""
+    if res["hint"] is None:
+        return "\n".join([f"No more hints for {k.name}: all {res['total']} are shown below. "
+                          f"`kata compare {k.name}` puts the reference beside your attempt."]
+                         + [f"  {i}. {h}" for i, h in enumerate(res["all"], 1)])
+    return (click.style(f"Hint {res['index']} of {res['total']} for {k.name}:", bold=True)
+            + f"\n  {res['hint']}")
+
+
+def reset_done(k, res: dict) -> str:
+    lines = []
+    if res["closed"]:
+        c = res["closed"]
+        lines.append(f"Closed the attempt in progress ({clock.fmt(c['time_used'] or 0)} on "
+                     f"its clock, {attempt_result(c)}).")
+    if res["archived"]:
+        lines.append(f"Archived the old file as {path(res['archived'])}.")
+    lines.append(f"{path(res['path'])} is the stub again. `kata start {k.name}` starts the clock.")
+    return "\n".join(lines)

@@ -55,7 +55,7 @@ CREATE TABLE attempts (
     solved_at       REAL,                    -- clock seconds at the first all-pass grading
     state           TEXT NOT NULL,           -- open | submitted | archived
     ended_at        REAL,
-    end_reason      TEXT,                    -- submitted | fresh | reset | restarted | mock-ended
+    end_reason      TEXT,                    -- submitted | fresh | reset | mock-ended
     passed          INTEGER,                 -- final result, NULL while open
     time_used       REAL,                    -- clock seconds at the end
     overtime        INTEGER,
@@ -85,7 +85,7 @@ CREATE TABLE events (
     attempt_id  INTEGER REFERENCES attempts(id),
     mock_id     INTEGER REFERENCES mocks(id),
     kind        TEXT NOT NULL,   -- start resume pause unpause solved unsolved hint solution
-                                 -- compare submit archive restart reset overtime mock-start mock-end
+                                 -- compare submit archive restart reset mock-start mock-end
     detail      TEXT
 );
 CREATE INDEX events_by_kata ON events(kata, kind);
@@ -247,15 +247,19 @@ class Store:
     # -- transactions ----------------------------------------------------------------
     @contextmanager
     def tx(self):
-        """One atomic write: everything inside commits together or not at all."""
+        """One atomic write: everything inside commits together or not at all. Yields the
+        store itself, so the queries of practice.records run inside the transaction."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            yield self.db
+            yield self
         except BaseException:
             self.db.rollback()
             raise
         else:
             self.db.commit()
+
+    def execute(self, sql: str, args=()) -> sqlite3.Cursor:
+        return self.db.execute(sql, args)
 
     def one(self, sql: str, args=()) -> sqlite3.Row | None:
         return self.db.execute(sql, args).fetchone()

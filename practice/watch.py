@@ -17,7 +17,8 @@ from pathlib import Path
 
 import click
 
-from practice import clock, paths, render
+from practice import clock, paths, records, render
+from practice import mock as mocks
 from practice.sessions import Practice
 
 SETTLE = 0.15  # seconds a file must stay unchanged before it is graded
@@ -147,7 +148,7 @@ def _deadline(p: Practice, targets: list[Target], echo) -> bool:
     """End a mock interview whose time is up, print its report; True if it ended."""
     if targets[0].attempt["mode"] != "mock":
         return False
-    report = p.expire_mock()
+    report = mocks.expire(p)
     if report:
         echo("")
         echo(click.style("Time is up: the mock interview is over.", fg="yellow", bold=True))
@@ -183,7 +184,7 @@ def _clock_line(p: Practice, targets: list[Target]) -> str:
     now = clock.now()
     a = targets[0].attempt
     if a["mode"] == "mock":
-        m = dict(p.store.one("SELECT * FROM mocks WHERE id = ?", (a["mock_id"],)))
+        m = records.mock(p.store, a["mock_id"])
         text = f"Mock interview: {render.clock_text(m, now)}"
     else:
         a = p.attempt(a["id"])

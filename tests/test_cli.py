@@ -500,14 +500,14 @@ def test_default_work_folder_is_inside_the_repository(monkeypatch):
 
 
 def test_a_database_error_mid_command_is_not_a_traceback(kenv, monkeypatch):
-    from practice import sessions
+    from practice import records
 
     kenv.run("start", "softmax")
 
-    def broken(self):
+    def broken(s):
         raise sqlite3.DatabaseError("database disk image is malformed")
 
-    monkeypatch.setattr(sessions.Practice, "open_attempts", broken)
+    monkeypatch.setattr(records, "open_attempts", broken)
     r = kenv.run("status")
     assert r.exit_code == 1 and "run the command again" in r.stderr
 
