@@ -19,7 +19,7 @@ from practice import history as past
 from practice import aids, targets
 from practice import mock as mocks
 from practice.sessions import NothingToGrade, Practice, SessionError
-from practice.store import Store, StoreError
+from practice.store import RecordsSetAside, Store, StoreError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -48,7 +48,10 @@ def friendly(f):
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         try:
-            return f(*args, **kwargs)
+            try:
+                return f(*args, **kwargs)
+            except RecordsSetAside:  # what it read is set aside now: read it all again
+                return f(*args, **kwargs)
         except catalogue.UnknownKata as e:
             raise click.UsageError(str(e)) from None
         except NothingToGrade as e:
@@ -193,24 +196,28 @@ def check(name, file, as_json):
                     f"name it: kata check NAME --file {file}")
             name = file.stem
         k = _kata(name)
-        report = grading.grade(k.name, file)
-        _show_report(report, f"{k.name}: {paths.shown(file)}", as_json)
+        report = grading.grade(k.name, file, source=file.read_bytes())
+        _show_report(report, f"{k.name}: {paths.shown(file)}", as_json, recorded=False)
         ctx.exit(0 if report.get("passed") else 1)
     if name:
         _kata(name)
     p = _practice(json_mode=as_json)
     a = targets.target(p.store, name)
-    report, after = p.grade(a, "check")
+    g = p.grade(a, "check")
+    report, after = g.report, g.attempt
     n = past.number_of(p.store, after)
     header = f"{render.attempt_label(dict(after, n=n))}: {paths.shown(after['path'])}"
-    _show_report(report, header, as_json)
-    out(render.after_grading(a, after, clock.now()), err=as_json)
+    _show_report(report, header, as_json, recorded=g.recorded)
+    if g.note:
+        out(f"note: {g.note}", err=True)
+    else:
+        out(render.after_grading(a, after, clock.now()), err=as_json)
     ctx.exit(0 if report.get("passed") else 1)
 
 
-def _show_report(report: dict, header: str, as_json: bool) -> None:
+def _show_report(report: dict, header: str, as_json: bool, recorded: bool) -> None:
     if as_json:
-        click.echo(json.dumps(report))
+        click.echo(json.dumps(dict(report, recorded=recorded)))
         out(render.summary(report), err=True)
         return
     out(click.style(header, bold=True))
@@ -294,6 +301,10 @@ def submit(name):
         ok = all(r["report"] and r["report"].get("passed") for r in res["mock"]["rows"])
         ctx.exit(0 if ok else 1)
     a, report = res["attempt"], res["report"]
+    if res.get("note"):  # graded, but nothing could be recorded
+        out(render.report(report))
+        out(render.summary(report))
+        raise click.ClickException(f"{res['note']}; nothing was submitted")
     out(render.submitted(catalogue.get(a["kata"]), a, report, res["n_checks"]))
     ctx.exit(0 if a["passed"] else 1)
 

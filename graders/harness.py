@@ -260,8 +260,9 @@ def _collapse(checks: list[dict]) -> list[dict]:
     return rest + merged
 
 
-def grade(kata: str, path: str | Path) -> dict:
-    """Grade the attempt at `path` against `kata`'s grader. Never raises for the attempt's faults."""
+def grade(kata: str, path: str | Path, source: bytes | None = None) -> dict:
+    """Grade the attempt at `path` against `kata`'s grader. Never raises for the attempt's faults.
+    `source`: the bytes of the attempt as the caller read them (not used here yet)."""
     start = time.monotonic()
     path = Path(path).resolve()
     try:

@@ -1,8 +1,14 @@
-"""The one door to the graders: `grade(kata, path) -> report` (graders.harness does the work).
+"""The one door to the graders: `grade(kata, path, source) -> report` (graders.harness
+does the work).
+
+`source` is the attempt's bytes as the caller read them, once: those bytes are what is
+graded and what the caller records, so a file saved during a grading cannot make the
+record and the verdict disagree.
 
 The harness runs the attempt in a child process, never raises for problems in the
-attempt, and always returns every key of its report (see graders/harness.py). This module imports it only when a grading is asked for, so that `kata list`,
-`kata status` and the rest stay instant. Tests replace `grade` with a stand-in.
+attempt, and always returns every key of its report (see graders/harness.py). This
+module imports it only when a grading is asked for, so that `kata list`, `kata status`
+and the rest stay instant. Tests replace `grade` with a stand-in.
 """
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ class GradingUnavailable(Exception):
     """The harness is missing or failed; the message is for the user."""
 
 
-def grade(kata: str, path: str | Path) -> dict:
+def grade(kata: str, path: str | Path, source: bytes | None = None) -> dict:
     try:
         from graders.harness import grade as harness_grade
     except ImportError as e:
@@ -22,7 +28,7 @@ def grade(kata: str, path: str | Path) -> dict:
             f"the grading harness (graders/harness.py) cannot be loaded: {e}"
         ) from e
     try:
-        report = harness_grade(kata, path)
+        report = harness_grade(kata, path, source=source)
     except Exception as e:  # a bug in a grader, not in the user's attempt
         if os.environ.get("KATA_DEBUG"):
             raise

@@ -21,6 +21,7 @@ from practice.errors import SessionError
 
 def start(p, count: int, minutes: float, seed: int | None) -> dict:
     """Start an interview of `count` katas and `minutes` on its clock."""
+    p.store.require_writable()
     if p.running_mock():
         raise SessionError("a mock interview is already running; `kata status` shows it")
     if seed is None:
@@ -76,7 +77,10 @@ def _final_grading(p, a: dict, reason: str, deadline: float) -> dict:
                 "note": "edited after the deadline: the last check before it counts"}
     report = None
     if path.is_file():
-        report, a = p.grade(a, "mock-end")
+        g = p.grade(a, "mock-end")
+        if not g.recorded:  # the interview cannot end without its record
+            raise g.error
+        report, a = g.report, g.attempt
     return {"attempt": a, "report": report, "note": None}
 
 

@@ -3,8 +3,10 @@ attempt check by check (the queries are in practice.history and practice.records
 from __future__ import annotations
 
 import difflib
+import io
 import json
 import textwrap
+import tokenize
 
 import click
 
@@ -104,11 +106,23 @@ def replay(s, kata: str, number: int, full: bool = False) -> str:
             continue
         n += 1
         lines += _grading_lines(n, item, previous, full)
-        previous = item["code"]
+        previous = source_text(item["code"])
     if n == 0:
         lines.append("")
         lines.append("No checks were run on this attempt.")
     return "\n".join(lines)
+
+
+def source_text(code: bytes | str) -> str:
+    """The text of graded bytes as Python reads them: the encoding its coding line or
+    byte-order mark declares, else UTF-8 (rows from before bytes were kept hold text)."""
+    if isinstance(code, bytes):
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(code).readline)
+            code = code.decode(encoding)
+        except (SyntaxError, LookupError, UnicodeDecodeError):
+            code = code.decode("utf-8", errors="replace")
+    return code.replace("\r\n", "\n").replace("\r", "\n")  # as Python reads lines
 
 
 def _grading_lines(n: int, item: dict, previous: str | None, full: bool) -> list[str]:
@@ -123,7 +137,7 @@ def _grading_lines(n: int, item: dict, previous: str | None, full: bool) -> list
         lines.append("  failing: " + "; ".join(fails))
     if rep.get("diagnosis"):
         lines.append(f"  likely cause: {rep['diagnosis']}")
-    code = item["code"]
+    code = source_text(item["code"])
     if previous is None or full:
         lines.append(textwrap.indent(code.rstrip("\n") or "(empty file)", "    |",
                                      lambda line: True))

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from practice import archive, catalogue, clock, grading, paths, records, targets
 from practice import mock as mocks
 from practice.clock import elapsed
 from practice.errors import NothingToGrade, SessionError  # noqa: F401 (kata.py's names)
-from practice.store import Store
+from practice.store import Store, StoreError
 
 
 def _fault(point: str) -> None:
@@ -29,6 +30,24 @@ def _fault(point: str) -> None:
         import signal
 
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+@dataclass
+class Grading:
+    """One grading of an attempt: the report, the attempt after it was recorded, the
+    bytes graded, and the error that kept it from being recorded (None when it was)."""
+    report: dict
+    attempt: dict
+    code: bytes
+    error: StoreError | None = None
+
+    @property
+    def recorded(self) -> bool:
+        return self.error is None
+
+    @property
+    def note(self) -> str | None:
+        return None if self.error is None else f"this grading was not recorded: {self.error}"
 
 
 class Practice:
@@ -92,6 +111,7 @@ class Practice:
 
     # -- start, pause, resume ----------------------------------------------------------
     def start(self, k: catalogue.Kata, minutes: float | None = None, fresh: bool = False) -> dict:
+        self.store.require_writable()
         if self.running_mock():
             raise SessionError(
                 "a mock interview is running; `kata submit` ends it (or wait for its deadline)")
@@ -164,19 +184,24 @@ class Practice:
         return self._resume_attempt(a, catalogue.get(a["kata"]), clock.now())
 
     # -- grading -----------------------------------------------------------------------
-    def grade(self, a: dict, source: str = "check") -> tuple[dict, dict]:
-        """Grade an attempt's file and record the check. Returns (report, attempt after)."""
+    def grade(self, a: dict, source: str = "check") -> Grading:
+        """Grade an attempt's file and record the grading with the bytes graded. A grading
+        that cannot be recorded (a full disk, a read-only folder) is still returned."""
         path = Path(a["path"])
-        if not path.is_file():
+        try:
+            code = path.read_bytes()  # the one read: these bytes are graded and recorded
+        except (FileNotFoundError, IsADirectoryError):
             raise NothingToGrade(
                 f"nothing to grade: {paths.shown(path)} is missing "
                 f"(`kata start {a['kata']}` puts the stub back; archived attempts are in "
-                f"{paths.shown(paths.archive_dir(self.home, a['kata']))})")
-        code = path.read_text(encoding="utf-8", errors="replace")
-        report = grading.grade(a["kata"], path)
-        return report, self.record(a["id"], report, code, source)
+                f"{paths.shown(paths.archive_dir(self.home, a['kata']))})") from None
+        report = grading.grade(a["kata"], path, source=code)
+        try:
+            return Grading(report, self.record(a["id"], report, code, source), code)
+        except StoreError as e:
+            return Grading(report, a, code, error=e)
 
-    def record(self, attempt_id: int, report: dict, code, source: str) -> dict:
+    def record(self, attempt_id: int, report: dict, code: bytes, source: str) -> dict:
         t = clock.now()
         n_pass, n_total = grading.counts(report)
         passed = bool(report.get("passed"))
@@ -209,7 +234,10 @@ class Practice:
                                          for a in self.mock_attempts(mock["id"]))):
             return {"mock": mocks.end(self, mock, "submitted")}
         a = targets.in_progress(self.store, kata, "nothing to submit")
-        report, a = self.grade(a, "submit")
+        g = self.grade(a, "submit")
+        if not g.recorded:  # nothing is submitted, and the report is not lost
+            return {"attempt": a, "report": g.report, "note": g.note}
+        report, a = g.report, g.attempt
         t = clock.now()
         with self.store.tx() as s:
             a = self.close(s, records.attempt(s, a["id"]), t, "submitted", "submitted",
@@ -222,6 +250,7 @@ class Practice:
     # -- reset ------------------------------------------------------------------------------
     def reset(self, k: catalogue.Kata) -> dict:
         """Back to the stub: archive the current file, close its attempt, reopen nothing."""
+        self.store.require_writable()
         mock = self.running_mock()
         if mock and any(a["kata"] == k.name for a in self.mock_attempts(mock["id"])):
             raise SessionError(f"{k.name} is part of the running mock interview")

@@ -77,6 +77,7 @@ class Target:
         self.sig = None
         self.graded_digest = None
         self.report: dict | None = None
+        self.note: str | None = None  # why the last grading was not recorded
         self.graded_at: float | None = None
 
 
@@ -163,10 +164,10 @@ def _grade(p: Practice, t: Target) -> None:
     if not t.path.is_file():
         t.report = None
         return
-    t.graded_digest = _digest(t.path)
     fresh = p.attempt(t.attempt["id"])
-    report, t.attempt = p.grade(fresh, "watch")
-    t.report = report
+    g = p.grade(fresh, "watch")
+    t.graded_digest = hashlib.sha256(g.code).hexdigest()  # of the bytes graded
+    t.report, t.attempt, t.note = g.report, g.attempt, g.note
     t.graded_at = clock.now()
 
 
@@ -177,7 +178,8 @@ def _block(p: Practice, t: Target, repro: bool = True) -> str:
         return f"{head}\n  (the file is missing)"
     when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"
     return "\n".join([head, render.report(t.report, repro=repro),
-                      render.summary(t.report) + click.style(f"  (graded {when})", dim=True)])
+                      render.summary(t.report) + click.style(f"  (graded {when})", dim=True)]
+                     + ([click.style(t.note, fg="yellow")] if t.note else []))
 
 
 def _clock_line(p: Practice, targets: list[Target]) -> str:

@@ -27,10 +27,12 @@ class FakeClock:
         self.t += seconds
 
 
-def stand_in_report(kata: str, path) -> dict:
-    """A report decided by markers in the file: NotImplementedError, `# PASS`, else a
-    failure with a message, a repro and a diagnosis."""
-    code = Path(path).read_text(encoding="utf-8")
+def stand_in_report(kata: str, path, source: bytes | None = None) -> dict:
+    """A report decided by markers in the file's bytes (`source`, as the caller read them,
+    else the file): NotImplementedError, `# PASS`, else a failure with a message, a repro
+    and a diagnosis."""
+    raw = Path(path).read_bytes() if source is None else source
+    code = raw.decode("utf-8", errors="replace")
 
     def check(name, passed, message="", status=None, repro=None):
         return {"name": name, "passed": passed, "message": message, "repro": repro,
@@ -79,10 +81,10 @@ def install_stand_ins(root: Path, calls: list | None = None) -> None:
 
     catalogue.ROOT = Path(root)
 
-    def grade(kata, path):
+    def grade(kata, path, source=None):
         if calls is not None:
             calls.append((kata, str(path)))
-        return stand_in_report(kata, path)
+        return stand_in_report(kata, path, source)
 
     grading.grade = grade
 
@@ -150,9 +152,9 @@ def kenv(tmp_path, monkeypatch) -> KataEnv:
     monkeypatch.setattr(clock, "now", fake)
     monkeypatch.setattr(catalogue, "ROOT", root)
 
-    def grade(kata, path):
+    def grade(kata, path, source=None):
         calls.append((kata, str(path)))
-        return stand_in_report(kata, path)
+        return stand_in_report(kata, path, source)
 
     monkeypatch.setattr(grading, "grade", grade)
     return KataEnv(home, root, fake, calls)

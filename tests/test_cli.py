@@ -200,12 +200,14 @@ def test_check_json_prints_exactly_one_object_on_stdout(kenv, tmp_path):
     assert r.exit_code == 1
     report = json.loads(r.stdout)
     assert report["kata"] == "softmax" and report["passed"] is False
+    assert report["recorded"] is True
     assert "not implemented yet" in report["checks"][0]["message"]
     assert "used" in r.stderr  # the clock goes to stderr
     f = tmp_path / "softmax.py"
     f.write_text("# PASS\n")
     r = kenv.run("check", "--file", str(f), "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["passed"] is True
+    assert json.loads(r.stdout)["recorded"] is False  # --file records nothing
 
 
 def test_check_records_the_code_it_graded_and_shows_the_time(kenv):
@@ -217,7 +219,7 @@ def test_check_records_the_code_it_graded_and_shows_the_time(kenv):
     assert "1:01 used, 8:59 left of 10:00" in r.stdout
     con = kenv.db()
     c = con.execute("SELECT * FROM checks").fetchone()
-    assert c["code"] == "def softmax(z): return z\n" and c["clock"] == 61 and c["passed"] == 0
+    assert c["code"] == b"def softmax(z): return z\n" and c["clock"] == 61 and c["passed"] == 0
     assert json.loads(c["report"])["checks"][1]["name"] == "rows sum to 1"
 
 
