@@ -1,8 +1,9 @@
 """The `kata` command: practise transformer NumPy katas against a clock and hidden graders.
 
-This module is the command layer only: it parses the command line, asks practice.sessions
-to do the work and prints the answer. It imports nothing heavy at start-up (no numpy,
-pytest, rich or watchdog) so that `kata check` and `kata status` feel instant.
+This module is the command layer only: it parses the command line, asks practice/ to do
+the work and prints what practice.messages and practice.render say, through the one
+output path practice.term. It imports nothing heavy at start-up (no numpy, pytest,
+rich or watchdog): each command loads what it needs when it needs it.
 """
 from __future__ import annotations
 
@@ -10,27 +11,27 @@ import functools
 import json
 import os
 import sqlite3
+import sys
 from pathlib import Path
 
 import click
 
-from practice import catalogue, clock, grading, paths, render
+from practice import aids, catalogue, clock, grading, paths, targets
 from practice import history as past
-from practice import aids, targets
 from practice import mock as mocks
-from practice.sessions import NothingToGrade, Practice, SessionError
+from practice.errors import NothingToGrade, NotInProgress, SessionError
+from practice.sessions import Practice
 from practice.store import RecordsSetAside, Store, StoreError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+SIGPIPE_STATUS = 128 + 13  # how a shell reports a command that its reader stopped reading
 
 
 # -- plumbing ----------------------------------------------------------------------------
-def _color() -> bool | None:
-    return False if os.environ.get("NO_COLOR") else None
+def out(*parts, err: bool = False) -> None:
+    from practice import term
 
-
-def out(text: str = "", err: bool = False) -> None:
-    click.echo(text, err=err, color=_color())
+    term.out(*(parts or ("",)), err=err)
 
 
 def _kata(name: str) -> catalogue.Kata:
@@ -41,20 +42,26 @@ def _kata(name: str) -> catalogue.Kata:
         raise click.UsageError(str(e)) from None
 
 
+def _complete(ctx, param, incomplete: str):
+    """Shell completion of kata names (`kata start so<TAB>`), with their titles."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(k.name, help=k.title) for k in catalogue.katas()
+            if k.name.startswith(incomplete)]
+
+
 def friendly(f):
     """Turn the user's mistakes and known conditions into click errors: exit 2 for a wrong
-    command line, exit 1 for the rest; never a traceback."""
+    command line or nothing to act on, 1 for the rest; never a traceback. A reader that
+    stops reading (`kata list | head -1`) ends the command quietly."""
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         try:
-            try:
-                return f(*args, **kwargs)
-            except RecordsSetAside:  # what it read is set aside now: read it all again
-                return f(*args, **kwargs)
-        except catalogue.UnknownKata as e:
-            raise click.UsageError(str(e)) from None
-        except NothingToGrade as e:
+            return _run(f, *args, **kwargs)
+        except BrokenPipeError:
+            _reader_gone()
+        except (catalogue.UnknownKata, NothingToGrade, NotInProgress) as e:
             raise click.UsageError(str(e)) from None
         except (SessionError, StoreError, grading.GradingUnavailable) as e:
             raise click.ClickException(str(e)) from None
@@ -73,6 +80,24 @@ def friendly(f):
     return wrapper
 
 
+def _run(f, *args, **kwargs):
+    """Run the command (again, once, if it read records that were then set aside) and
+    flush what it printed, so that a closed pipe shows here and not at exit."""
+    try:
+        try:
+            return f(*args, **kwargs)
+        except RecordsSetAside:
+            return f(*args, **kwargs)
+    finally:
+        sys.stdout.flush()
+
+
+def _reader_gone():
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # nothing more to write, even at exit
+    sys.exit(SIGPIPE_STATUS)
+
+
 def _damaged(e: Exception) -> click.ClickException:
     try:
         Store(paths.home()).close()  # opening again checks it and sets a damaged file aside
@@ -83,20 +108,23 @@ def _damaged(e: Exception) -> click.ClickException:
 
 def _practice(json_mode: bool = False) -> Practice:
     """Open the store; end a mock interview whose deadline has passed (printing its report)."""
+    from practice import messages, term
+
     p = Practice(Store(paths.home()))
     click.get_current_context().call_on_close(p.store.close)  # no connection outlives its command
-    report = mocks.expire(p)
+    report = None if p.store.readonly else mocks.expire(p)
     if report:
-        out(click.style("The mock interview's time is up.", fg="yellow", bold=True), err=json_mode)
-        out(render.mock_report(report), err=json_mode)
-        out(err=json_mode)
+        out(term.styled("The mock interview's time is up.", "bold yellow"),
+            messages.mock_report(report), "", err=json_mode)
     return p
 
 
-def _kata_of(p: Practice, name: str | None, what: str) -> catalogue.Kata:
+def _kata_of(p: Practice, name: str | None, what: str, last_worked_on: bool = False):
+    """NAME's catalogue entry, else the kata of the open session (or, for `compare`, of
+    the attempt worked on last); a usage error when there is none."""
     if name:
         return _kata(name)
-    a = targets.current(p.store)
+    a = targets.last_worked_on(p.store) if last_worked_on else targets.current(p.store)
     if a is None:
         raise click.UsageError(f"no kata is in progress: name one (`kata {what} NAME`)")
     return catalogue.get(a["kata"])
@@ -123,7 +151,15 @@ def cli():
       kata history               past attempts and what to practise next
     A mock interview: kata mock, then kata watch / kata check, then kata submit.
 
-    Attempts are plain .py files in the work folder (KATA_HOME, or work/ in the repository).
+    \b
+    Attempts are plain .py files in the work folder, which is:
+      KATA_HOME, when it is set;
+      else work/ in the repository, for an editable install (pip install -e .);
+      else a folder of your own: ~/.local/share/attention-katas on Linux
+      ($XDG_DATA_HOME/attention-katas), ~/Library/Application Support/attention-katas
+      on macOS, %LOCALAPPDATA%\\attention-katas on Windows (pip install .).
+    `kata status` names the folder in use.
+    Shell completion of commands and kata names: see the README (eval "$(_KATA_COMPLETE=bash_source kata)").
     """
 
 
@@ -133,25 +169,20 @@ def cli():
 def list_():
     """List the katas, your status and best times.
 
-    One kata a line, its name first: title, difficulty, time budget, status (not
-    started, in progress, passed, not passed), best time and last result.
+    One kata a line, its name first, in the order of the path (attention, position,
+    block, decoding, training): group, title, difficulty, time budget, status (not
+    started, in progress, passed, not passed), best time and last result. A narrow
+    terminal drops the columns it has no room for.
     """
+    from practice import messages
+
     p = _practice()
-    statuses = past.statuses(p.store)
-    best, last = past.best_times(p.store), past.last_results(p.store)
-    rows = []
-    for k in catalogue.katas():
-        rows.append([
-            k.name, k.title, k.difficulty, f"{k.minutes} min", statuses[k.name],
-            clock.fmt(best[k.name]) if k.name in best else "-",
-            render.result_text(last.get(k.name)),
-        ])
-    out(render.columns(rows, ["kata", "title", "difficulty", "budget", "status", "best",
-                              "last result"]))
+    out(messages.kata_list(past.statuses(p.store), past.best_times(p.store),
+                           past.last_results(p.store)))
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=_complete)
 @click.option("--minutes", type=click.IntRange(1, 24 * 60),
               help="Time budget in minutes (default: the kata's own budget).")
 @click.option("--fresh", is_flag=True,
@@ -165,16 +196,18 @@ def start(name, minutes, fresh, edit):
     Copies the stub to your work folder (never over an attempt), prints the question
     and the file to edit, and starts the clock. An attempt in progress is resumed.
     """
+    from practice import messages
+
     k = _kata(name)
     p = _practice()
     res = p.start(k, minutes=minutes, fresh=fresh)
-    out(render.started(k, res, clock.now()))
+    out(messages.started(k, res, clock.now()))
     if edit:
         click.edit(filename=str(res["attempt"]["path"]))
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=_complete)
 @click.option("--file", "file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Grade this file instead of your attempt (records nothing).")
 @click.option("--json", "as_json", is_flag=True,
@@ -183,83 +216,106 @@ def start(name, minutes, fresh, edit):
 def check(name, file, as_json):
     """Grade your attempt, or any file with --file.
 
-    Grades NAME's attempt, or the attempt of the session in progress, and records the
-    check with the code it graded. With --file, grades that file and records nothing.
-    Exit status 0 when every check passes, 1 when any fails, 2 on a usage error.
+    Grades NAME's attempt, or the attempt of the session in progress (in a mock
+    interview, every question), and records the grading with the code it graded. With
+    --file, grades that file and records nothing. Exit status 0 when every check
+    passes, 1 when any fails, 2 on a usage error.
     """
     ctx = click.get_current_context()
     if file is not None:
-        if name is None:
-            if file.stem not in catalogue.names():
-                raise click.UsageError(
-                    f"cannot tell which kata {file} is for (its name is not a kata's); "
-                    f"name it: kata check NAME --file {file}")
-            name = file.stem
-        k = _kata(name)
+        k = _kata(name or _name_of(file))
         report = grading.grade(k.name, file, source=file.read_bytes())
-        _show_report(report, f"{k.name}: {paths.shown(file)}", as_json, recorded=False)
+        _show([(f"{k.name}: {paths.shown(file)}", file, report)], as_json, recorded=False)
         ctx.exit(0 if report.get("passed") else 1)
     if name:
         _kata(name)
     p = _practice(json_mode=as_json)
-    a = targets.target(p.store, name)
-    g = p.grade(a, "check")
-    report, after = g.report, g.attempt
-    n = past.number_of(p.store, after)
-    header = f"{render.attempt_label(dict(after, n=n))}: {paths.shown(after['path'])}"
-    _show_report(report, header, as_json, recorded=g.recorded)
-    if g.note:
-        out(f"note: {g.note}", err=True)
-    else:
-        out(render.after_grading(a, after, clock.now()), err=as_json)
-    ctx.exit(0 if report.get("passed") else 1)
+    before = targets.to_grade(p.store, name)
+    done = [p.grade(a, "check") for a in before]
+    shown = [(_label(p, g.attempt), g.attempt["path"], g.report) for g in done]
+    _show(shown, as_json, recorded=all(g.recorded for g in done))
+    _after(p, before, done, err=as_json)
+    ctx.exit(0 if all(g.report.get("passed") for g in done) else 1)
 
 
-def _show_report(report: dict, header: str, as_json: bool, recorded: bool) -> None:
+def _name_of(file: Path) -> str:
+    if file.stem not in catalogue.names():
+        raise click.UsageError(f"cannot tell which kata {file} is for (its name is not a "
+                               f"kata's); name it: kata check NAME --file {file}")
+    return file.stem
+
+
+def _label(p: Practice, a: dict) -> str:
+    from practice import messages
+
+    return messages.attempt_label(dict(a, n=past.number_of(p.store, a)))
+
+
+def _show(graded: list[tuple], as_json: bool, recorded: bool) -> None:
+    """Print gradings: as text, or as one JSON object on stdout (summaries to stderr)."""
+    from practice import messages, render
+
     if as_json:
-        click.echo(json.dumps(dict(report, recorded=recorded)))
-        out(render.summary(report), err=True)
+        reports = [rep for _, _, rep in graded]
+        one = reports[0] if len(reports) == 1 else grading.combined(reports)
+        click.echo(json.dumps(dict(one, recorded=recorded)))
+        out(*(render.summary(rep) for rep in reports), err=True)
         return
-    out(click.style(header, bold=True))
-    out(render.report(report))
-    out(render.summary(report))
+    for label, file, rep in graded:
+        out(messages.graded(label, file, rep))
+
+
+def _after(p: Practice, before: list[dict], done: list, err: bool) -> None:
+    """The notes and the clock after `kata check`."""
+    from practice import messages
+
+    for g in done:
+        if g.note:
+            out(f"note: {g.note}", err=True)
+    if all(g.recorded for g in done):
+        pairs = [(a, g.attempt) for a, g in zip(before, done)]
+        out(messages.after_grading(pairs, clock.now(), mocks.interview(p.store, before[0])),
+            err=err)
 
 
 @cli.command()
 @friendly
 def status():
-    """Show the kata in progress and its clock."""
+    """Show the kata in progress, its clock and the work folder."""
+    from practice import messages
+
     p = _practice()
-    out(render.status(targets.status(p.store), clock.now()))
+    out(messages.status(targets.status(p.store), clock.now()),
+        f"Work folder: {paths.shown(p.home)}" + (" (read-only)" if p.store.readonly else ""))
 
 
 @cli.command()
+@click.argument("name", required=False, shell_complete=_complete)
 @friendly
-def pause():
-    """Stop the clock (the pause is recorded)."""
+def pause(name):
+    """Stop the clock (recorded)."""
+    if name:
+        _kata(name)
     p = _practice()
-    a = p.pause()
+    a = p.pause(name)
     out(f"Paused {a['kata']} at {clock.fmt(a['elapsed'])}. `kata resume` restarts the clock.")
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=_complete)
 @friendly
 def resume(name):
     """Restart a paused clock (NAME's, or the last one)."""
+    from practice import messages
+
     if name:
         _kata(name)
     p = _practice()
-    res = p.resume(name)
-    a = res["attempt"]
-    for other in res["paused"]:
-        out(f"Paused {other['kata']} at {clock.fmt(other['elapsed'])}.")
-    word = "Resumed" if res["was"] == "paused" else "Back to"
-    out(f"{word} {a['kata']}: {render.clock_text(a, clock.now())}. Edit {render.path(a['path'])}.")
+    out(messages.resumed(p.resume(name), clock.now()))
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=_complete)
 @click.option("--poll", is_flag=True,
               help="Poll the file instead of waiting for file-system events "
                    "(for network and WSL file systems).")
@@ -270,96 +326,109 @@ def watch(name, poll, interval):
     """Live countdown; re-grades on every save.
 
     Shows the clock and the checks, grades the attempt again each time the file is
-    saved, stops the clock when every check passes. Ctrl-C leaves.
+    saved (in a mock interview, every question), stops the clock when every check
+    passes. Ctrl-C leaves.
     """
     from practice import watch as watching
 
     if name:
         _kata(name)
     p = _practice()
-    watching.run(p, targets.watch_targets(p.store, name), poll=poll, interval=interval, echo=out)
+    watching.run(p, targets.to_grade(p.store, name), poll=poll, interval=interval, echo=out)
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=_complete)
 @friendly
 def submit(name):
     """Final grading; records the result.
 
-    Stops the clock, records the result (time, checks, hints, solution viewed) and
+    Stops the clock, records the result (time, gradings, hints, solution viewed) and
     shows the follow-up questions. In a mock interview this ends the interview and
     prints its report.
     Exit status 0 when everything passed, 1 otherwise.
     """
+    from practice import messages, render
+
     if name:
         _kata(name)
     p = _practice()
     res = p.submit(name)
     ctx = click.get_current_context()
     if "mock" in res:
-        out(render.mock_report(res["mock"]))
+        out(messages.mock_report(res["mock"]))
         ok = all(r["report"] and r["report"].get("passed") for r in res["mock"]["rows"])
         ctx.exit(0 if ok else 1)
     a, report = res["attempt"], res["report"]
     if res.get("note"):  # graded, but nothing could be recorded
-        out(render.report(report))
-        out(render.summary(report))
+        out(render.report(report), render.summary(report))
         raise click.ClickException(f"{res['note']}; nothing was submitted")
-    out(render.submitted(catalogue.get(a["kata"]), a, report, res["n_checks"]))
+    out(messages.submitted(catalogue.get(a["kata"]), a, report, res["n_checks"]))
     ctx.exit(0 if a["passed"] else 1)
 
 
 @cli.command()
-@click.option("--minutes", type=click.IntRange(1, 24 * 60), default=40, show_default=True,
-              help="Length of the whole interview in minutes.")
-@click.option("--count", type=click.IntRange(1, 10), default=1, show_default=True,
+@click.option("--minutes", type=click.IntRange(1, 24 * 60),
+              help="Length of the whole interview in minutes (default: the sum of the "
+                   "budgets of the katas it asks).")
+@click.option("--count", type=click.IntRange(1, 20), default=1, show_default=True,
               help="How many katas the interview asks.")
-@click.option("--seed", type=int, help="Make the choice of katas repeatable.")
+@click.option("--seed", type=int,
+              help="Draw the katas from this seed alone: the same seed asks the same "
+                   "katas, whatever your history.")
 @friendly
 def mock(minutes, count, seed):
     """Start a mock interview: one clock, no hints.
 
-    Picks the katas you most need (the schedule of `kata history`), starts one clock
-    for the whole interview and prints the questions. `kata submit` ends it.
+    Picks the katas you most need (the schedule of `kata history`), or with --seed the
+    katas that seed draws; starts one clock for the whole interview, as long as the
+    katas' budgets together unless --minutes says otherwise, and prints the questions.
+    `kata submit` ends it.
     """
+    from practice import messages
+
     p = _practice()
-    if count > len(catalogue.katas()):
-        raise click.UsageError(f"--count is at most {len(catalogue.katas())}")
-    out(render.mock_started(mocks.start(p, count, minutes, seed)))
+    if count > len(mocks.ready()):
+        raise click.UsageError(f"--count is at most {len(mocks.ready())}")
+    out(messages.mock_started(mocks.start(p, count, minutes, seed)))
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=_complete)
 @friendly
 def hint(name):
     """Show the next hint (hints used are recorded)."""
+    from practice import messages
+
     p = _practice()
     k = _kata_of(p, name, "hint")
-    out(render.hint(k, aids.hint(p, k)))
+    out(messages.hint(k, aids.hint(p, k)))
 
 
 def _guard(p: Practice, k: catalogue.Kata, yes: bool, kind: str) -> bool:
-    """The spoiler guard: confirm before showing the reference of an unsolved kata."""
+    """The spoiler guard: confirm before showing a reference that would spoil something."""
+    from practice import messages
+
     aids.refuse_in_mock(p, "solutions")
-    if yes or aids.spoiler_free(p, k.name):
+    why = aids.spoiler(p, k.name)
+    if yes or why is None:
         return True
     try:
-        return click.confirm(
-            f"You have not passed {k.name} and its time is not up. Show the reference "
-            f"solution anyway? (this is recorded)", default=False, err=True)
+        return click.confirm(messages.spoiler_question(k, why), default=False, err=True)
     except click.Abort:
         raise click.ClickException(
             f"no answer to the question; `kata {kind} {k.name} --yes` shows it") from None
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=_complete)
 @click.option("--yes", "-y", is_flag=True, help="Skip the spoiler question.")
 @friendly
 def solution(name, yes):
     """Show the reference solution.
 
-    Asks first if you have not passed the kata and its time is not up.
+    Asks first while it would spoil an attempt: you have not passed the kata, and your
+    latest attempt at it has not ended and still has time.
     """
     k = _kata(name)
     p = _practice()
@@ -373,7 +442,7 @@ def solution(name, yes):
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=_complete)
 @click.option("--yes", "-y", is_flag=True, help="Skip the spoiler question.")
 @click.option("--width", type=click.IntRange(40, 400),
               help="Width in columns (default: the terminal's).")
@@ -381,11 +450,12 @@ def solution(name, yes):
 def compare(name, yes, width):
     """Show your attempt beside the reference.
 
-    Lines are paired by a diff and wrapped to the terminal; asks first if you have not
-    passed the kata and its time is not up.
+    NAME's attempt, or the attempt you worked on last. Lines are paired by a diff (long
+    identical stretches folded) and wrapped to the terminal; asks first while it would
+    spoil an attempt, as `kata solution` does.
     """
     p = _practice()
-    k = _kata_of(p, name, "compare")
+    k = _kata_of(p, name, "compare", last_worked_on=True)
     a = targets.attempt_for(p.store, k.name)
     if a is None or not Path(a["path"]).is_file():
         raise click.UsageError(f"{k.name} has no attempt to compare; `kata start {k.name}`")
@@ -399,17 +469,18 @@ def compare(name, yes, width):
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=_complete)
 @click.option("--attempt", "number", type=click.IntRange(1),
-              help="Replay attempt N of NAME: every check with the code it graded.")
+              help="Replay attempt N of NAME: every grading with the code it graded.")
 @click.option("--full", is_flag=True,
-              help="With --attempt, print the whole code of every check, not the changes.")
+              help="With --attempt, print the whole code of every grading, not the changes.")
 @friendly
 def history(name, number, full):
-    """Past attempts, best times and what next.
+    """Past attempts, time to pass, best times and what next.
 
-    Every attempt (practice or mock, time, result, hints, solution viewed), the best
-    time per kata and what to practise next by a spaced-repetition schedule.
+    Every attempt (practice or mock, time, result, gradings, hints, solution viewed),
+    each kata's time to pass attempt by attempt, the best time per kata and what to
+    practise next by a spaced-repetition schedule.
     """
     if name:
         _kata(name)
@@ -425,13 +496,15 @@ def history(name, number, full):
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=_complete)
 @friendly
 def reset(name):
     """Put the stub back; the attempt is archived."""
+    from practice import messages
+
     k = _kata(name)
     p = _practice()
-    out(render.reset_done(k, p.reset(k)))
+    out(messages.reset_done(k, p.reset(k)))
 
 
 if __name__ == "__main__":  # pragma: no cover

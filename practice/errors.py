@@ -8,3 +8,7 @@ class SessionError(Exception):
 
 class NothingToGrade(SessionError):
     """No attempt to grade (a usage error on the command line)."""
+
+
+class NotInProgress(SessionError):
+    """The command needs a kata in progress and there is none (a usage error)."""

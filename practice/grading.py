@@ -39,12 +39,35 @@ def grade(kata: str, path: str | Path, source: bytes | None = None) -> dict:
     return report
 
 
+def status(check: dict) -> str:
+    """passed, failed, not_implemented or skipped (not run); older reports lack it."""
+    return check.get("status") or ("passed" if check.get("passed") else "failed")
+
+
 def counts(report: dict) -> tuple[int, int]:
-    """(checks passed, checks run)."""
+    """(checks passed, checks in the report)."""
     checks = report.get("checks") or []
     return sum(1 for c in checks if c.get("passed")), len(checks)
 
 
+def untouched(report: dict) -> bool:
+    """True for an untouched stub: something is not implemented yet and nothing passed."""
+    return bool(report.get("not_implemented")) and counts(report)[0] == 0
+
+
 def failing(report: dict) -> list[str]:
-    return [c["name"] for c in report.get("checks") or [] if not c.get("passed")
-            and c.get("status") != "skipped"]
+    """The names of the checks that ran and failed (not those not implemented or not run)."""
+    return [c.get("name", "check") for c in report.get("checks") or [] if status(c) == "failed"]
+
+
+def combined(reports: list[dict]) -> dict:
+    """Several reports (the questions of a mock interview) as one JSON-ready object with
+    the contract's keys: `kata` names them all, `passed` is true when every one passed,
+    `checks` holds every check with its kata's name in front; each report is kept whole
+    under `reports`."""
+    return {"kata": ",".join(r["kata"] for r in reports),
+            "passed": all(r.get("passed") for r in reports),
+            "not_implemented": all(r.get("not_implemented") for r in reports),
+            "checks": [dict(c, name=f"{r['kata']}: {c.get('name', 'check')}", kata=r["kata"])
+                       for r in reports for c in r.get("checks") or []],
+            "reports": reports}

@@ -40,4 +40,5 @@ def statuses(s) -> dict[str, str]:
 
 def plan(s) -> list[schedule.Due]:
     """Every kata, the one most in need of practice first (see practice.schedule)."""
-    return schedule.plan(catalogue.names(), records.finished_attempts(s), clock.now())
+    busy = frozenset(a["kata"] for a in records.open_attempts(s) if a["mode"] == "practice")
+    return schedule.plan(catalogue.names(), records.finished_attempts(s), clock.now(), busy)

@@ -19,19 +19,34 @@ from practice.clock import elapsed
 from practice.errors import SessionError
 
 
-def start(p, count: int, minutes: float, seed: int | None) -> dict:
-    """Start an interview of `count` katas and `minutes` on its clock."""
+def ready() -> list[str]:
+    """The katas an interview can ask: every one whose stub is in this checkout."""
+    return [k.name for k in catalogue.katas() if k.stub.is_file()]
+
+
+def pick(p, count: int, seed: int | None) -> tuple[list[str], int, bool]:
+    """(katas, seed, seeded): drawn by `seed` alone when one is given, whatever the
+    history; else the katas most in need of practice, ties broken by a drawn seed."""
+    if seed is not None:
+        return schedule.draw(ready(), count, seed), seed, True
+    drawn = int.from_bytes(os.urandom(4), "big") % 1_000_000
+    due = [d for d in history.plan(p.store) if d.kata in set(ready())]
+    return schedule.pick(due, count, clock.now(), drawn), drawn, False
+
+
+def start(p, count: int, minutes: float | None, seed: int | None) -> dict:
+    """Start an interview of `count` katas on one clock: `minutes`, or the sum of the
+    picked katas' own budgets."""
     p.store.require_writable()
     if p.running_mock():
         raise SessionError("a mock interview is already running; `kata status` shows it")
-    if seed is None:
-        seed = int.from_bytes(os.urandom(4), "big") % 1_000_000
+    names, seed, seeded = pick(p, count, seed)
+    if minutes is None:
+        minutes = sum(catalogue.get(n).minutes for n in names)
     t = clock.now()
-    ready = [d for d in history.plan(p.store) if catalogue.get(d.kata).stub.is_file()]
-    names = schedule.pick(ready, count, t, seed)
     with p.store.tx() as s:
         paused = p.pause_running(s, t, "mock interview")
-        mock_id = records.insert_mock(s, t, 60.0 * minutes, seed)
+        mock_id = records.insert_mock(s, t, 60.0 * minutes, seed, seeded)
         for pos, name in enumerate(names):
             path = paths.mock_attempt_path(p.home, mock_id, name)
             # Written before the commit, so no record ever points at a missing file.
@@ -44,6 +59,16 @@ def start(p, count: int, minutes: float, seed: int | None) -> dict:
         records.add_event(s, "mock-start", mock_id=mock_id, detail=",".join(names))
     return {"mock": records.mock(p.store, mock_id), "attempts": p.mock_attempts(mock_id),
             "paused": paused}
+
+
+def interview(s, a: dict) -> dict | None:
+    """For a question of a mock interview: the interview and how many of its questions
+    pass ({"mock", "solved", "total"}); None for a practice attempt."""
+    if a["mock_id"] is None:
+        return None
+    questions = records.mock_attempts(s, a["mock_id"])
+    return {"mock": records.mock(s, a["mock_id"]), "total": len(questions),
+            "solved": sum(1 for q in questions if q["clock"] == "solved")}
 
 
 def settle_clock(s, mock_id: int, t: float) -> None:
@@ -74,7 +99,7 @@ def _final_grading(p, a: dict, reason: str, deadline: float) -> dict:
     if reason == "deadline" and path.exists() and path.stat().st_mtime > deadline:
         before = records.last_check(p.store, a["id"], before=deadline)
         return {"attempt": a, "report": json.loads(before["report"]) if before else None,
-                "note": "edited after the deadline: the last check before it counts"}
+                "note": "edited after the deadline: its last grading before it counts"}
     report = None
     if path.is_file():
         g = p.grade(a, "mock-end")

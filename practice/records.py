@@ -48,6 +48,18 @@ def owns_path(s, path: str) -> bool:
                  (path,)) is not None
 
 
+def last_touched(s) -> dict | None:
+    """The practice attempt touched last, whatever its state."""
+    return _one(s, "SELECT * FROM attempts WHERE mode = 'practice' "
+                   "ORDER BY touched_at DESC, id DESC LIMIT 1")
+
+
+def latest(s, kata: str) -> dict | None:
+    """The attempt at `kata` started last, whatever its state or mode."""
+    return _one(s, "SELECT * FROM attempts WHERE kata = ? ORDER BY started_at DESC, id DESC "
+                   "LIMIT 1", (kata,))
+
+
 def running_practice(s) -> list[dict]:
     return _all(s, "SELECT * FROM attempts WHERE state = 'open' AND clock = 'running' "
                    "AND mode = 'practice'")
@@ -181,10 +193,11 @@ def mock_attempts(s, mock_id: int) -> list[dict]:
     return _all(s, "SELECT * FROM attempts WHERE mock_id = ? ORDER BY position", (mock_id,))
 
 
-def insert_mock(s, t: float, budget: float, seed: int) -> int:
+def insert_mock(s, t: float, budget: float, seed: int, seeded: bool) -> int:
     return s.execute(
-        "INSERT INTO mocks (started_at, budget, seed, clock, run_since, elapsed, state) "
-        "VALUES (?, ?, ?, 'running', ?, 0, 'running')", (t, budget, seed, t)).lastrowid
+        "INSERT INTO mocks (started_at, budget, seed, seeded, clock, run_since, elapsed, state) "
+        "VALUES (?, ?, ?, ?, 'running', ?, 0, 'running')",
+        (t, budget, seed, int(seeded), t)).lastrowid
 
 
 def set_mock_clock(s, mock_id: int, state: str, run_since: float | None,

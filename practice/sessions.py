@@ -85,6 +85,7 @@ class Practice:
         used = elapsed(a, t) if used is None else used
         records.close_attempt(s, a["id"], t, state, reason, passed, used,
                               used > a["budget"], archive)
+        records.touch(s, a["id"], t)  # the attempt worked on last (`kata compare`)
         return records.attempt(s, a["id"])
 
     def archive_file(self, live: Path, kata: str, label: str) -> Path | None:
@@ -111,23 +112,26 @@ class Practice:
 
     # -- start, pause, resume ----------------------------------------------------------
     def start(self, k: catalogue.Kata, minutes: float | None = None, fresh: bool = False) -> dict:
+        """Start a practice attempt at `k`, or resume the one in progress. From the lookup
+        to the new record it is one transaction, so starts at the same moment make one
+        attempt and the others resume it."""
         self.store.require_writable()
-        if self.running_mock():
-            raise SessionError(
-                "a mock interview is running; `kata submit` ends it (or wait for its deadline)")
         if not k.stub.is_file():
             raise SessionError(f"the stub for {k.name} ({k.stub}) is missing from this checkout")
-        t = clock.now()
         live = paths.attempt_path(self.home, k.name)
-        existing = records.open_practice_attempt(self.store, k.name)
-        if existing and not fresh:
-            return self._resume_attempt(existing, k, t, minutes_ignored=minutes is not None)
-        adopt, archived = archive.before_start(
-            self.home, k.name, k.stub, live, records.owns_path(self.store, str(live)),
-            replacing=existing is not None, fresh=fresh)
-        _fault("after-archive-copy")
-        budget = 60.0 * (minutes if minutes is not None else k.minutes)
         with self.store.tx() as s:
+            t = clock.now()
+            if records.running_mock(s):
+                raise SessionError("a mock interview is running; `kata submit` ends it (or "
+                                   "wait for its deadline)")
+            existing = records.open_practice_attempt(s, k.name)
+            if existing and not fresh:
+                return self._resume_in(s, existing, k, t, minutes_ignored=minutes is not None)
+            adopt, archived = archive.before_start(
+                self.home, k.name, k.stub, live, records.owns_path(s, str(live)),
+                replacing=existing is not None, fresh=fresh)
+            _fault("after-archive-copy")
+            budget = 60.0 * (minutes if minutes is not None else k.minutes)
             closed = self._set_aside(s, k.name, live, existing, archived, t, "fresh")
             if existing:
                 records.add_event(s, "restart", k.name, existing["id"], detail=(
@@ -143,31 +147,28 @@ class Practice:
         return {"attempt": self.attempt(new_id), "resumed": False, "archived": archived,
                 "closed": closed, "paused": paused, "adopted": adopt}
 
-    def _resume_attempt(self, a: dict, k: catalogue.Kata, t: float,
-                        minutes_ignored: bool = False) -> dict:
+    def _resume_in(self, s, a: dict, k: catalogue.Kata, t: float,
+                   minutes_ignored: bool = False) -> dict:
+        """Resume an open practice attempt (inside a transaction): its clock runs again,
+        any other pauses, and a missing file gets the stub back."""
         live = Path(a["path"])
-        recreated = False
-        if not live.exists():
-            recreated = paths.create_new(live, k.stub.read_bytes())
-        with self.store.tx() as s:
-            a = records.attempt(s, a["id"])
-            paused = self.pause_running(s, t, f"resumed {k.name}", keep=a["id"])
-            was = a["clock"]
-            if was == "paused":
-                records.set_clock(s, a["id"], "running", t)
-                records.add_event(s, "unpause", k.name, a["id"])
-            records.touch(s, a["id"], t)
-            records.add_event(s, "resume", k.name, a["id"],
-                              detail="file recreated from the stub" if recreated else None)
-            a = records.attempt(s, a["id"])
-        return {"attempt": a, "resumed": True, "was": was, "paused": paused,
-                "recreated": recreated, "minutes_ignored": minutes_ignored}
+        recreated = not live.exists() and paths.create_new(live, k.stub.read_bytes())
+        paused = self.pause_running(s, t, f"resumed {k.name}", keep=a["id"])
+        was = a["clock"]
+        if was == "paused":
+            records.set_clock(s, a["id"], "running", t)
+            records.add_event(s, "unpause", k.name, a["id"])
+        records.touch(s, a["id"], t)
+        records.add_event(s, "resume", k.name, a["id"],
+                          detail="file recreated from the stub" if recreated else None)
+        return {"attempt": records.attempt(s, a["id"]), "resumed": True, "was": was,
+                "paused": paused, "recreated": recreated, "minutes_ignored": minutes_ignored}
 
-    def pause(self) -> dict:
+    def pause(self, kata: str | None = None) -> dict:
         if self.running_mock():
             raise SessionError("a mock interview's clock does not stop, as in a real "
                                "interview; `kata submit` ends it")
-        a = targets.in_progress(self.store, None)
+        a = targets.in_progress(self.store, kata, "nothing to pause")
         if a["clock"] != "running":
             why = {"paused": "it is already paused",
                    "solved": "it stopped when every check passed"}.get(a["clock"], a["clock"])
@@ -179,9 +180,10 @@ class Practice:
     def resume(self, kata: str | None = None) -> dict:
         if self.running_mock():
             raise SessionError("a mock interview is running; its clock never stopped")
-        a = targets.in_progress(self.store, kata, f"`kata start {kata}` starts it" if kata
-                             else "`kata start NAME` starts one")
-        return self._resume_attempt(a, catalogue.get(a["kata"]), clock.now())
+        with self.store.tx() as s:
+            a = targets.in_progress(s, kata, f"`kata start {kata}` starts it" if kata
+                                    else "`kata start NAME` starts one")
+            return self._resume_in(s, a, catalogue.get(a["kata"]), clock.now())
 
     # -- grading -----------------------------------------------------------------------
     def grade(self, a: dict, source: str = "check") -> Grading:

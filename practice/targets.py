@@ -6,7 +6,7 @@ mock interview, else the practice attempt whose clock runs, else the one touched
 from __future__ import annotations
 
 from practice import history, records
-from practice.errors import NothingToGrade, SessionError
+from practice.errors import NothingToGrade, NotInProgress
 
 
 def current(s) -> dict | None:
@@ -32,12 +32,12 @@ def attempt_for(s, kata: str) -> dict | None:
 
 
 def in_progress(s, kata: str | None, then: str = "") -> dict:
-    """The open practice attempt at `kata`, or the open session's; SessionError when
+    """The open practice attempt at `kata`, or the open session's; NotInProgress when
     there is none (its message ends with `then`, what the user can do)."""
     a = records.open_practice_attempt(s, kata) if kata else current(s)
     if a is None:
         what = f"{kata} is not in progress" if kata else "no kata is in progress"
-        raise SessionError(what + (f"; {then}" if then else ""))
+        raise NotInProgress(what + (f"; {then}" if then else ""))
     return a
 
 
@@ -58,11 +58,17 @@ def target(s, kata: str | None) -> dict:
     return a
 
 
-def watch_targets(s, kata: str | None) -> list[dict]:
-    """What `kata watch [NAME]` follows: NAME's attempt, else every question of the
-    running mock interview, else the open session's attempt."""
+def to_grade(s, kata: str | None) -> list[dict]:
+    """What `kata check [NAME]` and `kata watch [NAME]` grade: NAME's attempt, else every
+    question of the running mock interview, else the open session's attempt."""
     mock = None if kata else records.running_mock(s)
     return records.mock_attempts(s, mock["id"]) if mock else [target(s, kata)]
+
+
+def last_worked_on(s) -> dict | None:
+    """The practice attempt started, resumed, graded or finished last (open or not): what
+    `kata compare` without a name compares."""
+    return records.last_touched(s)
 
 
 def status(s) -> dict:
@@ -79,4 +85,5 @@ def status(s) -> dict:
         return {"next": due[0] if due else None}
     a = opened[0]
     return {"attempt": a, "last": records.last_check(s, a["id"]),
-            "n_checks": records.n_checks(s, a["id"]), "others": opened[1:]}
+            "n_checks": records.n_checks(s, a["id"]), "others": opened[1:],
+            "hints_shown": records.hints_taken(s, a["kata"], a["id"])}

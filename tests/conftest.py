@@ -14,6 +14,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 T0 = 1_750_000_000.0  # a fixed "now" for the clock
+TERMINAL_ENV = ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM")
 
 
 class FakeClock:
@@ -147,8 +148,8 @@ def kenv(tmp_path, monkeypatch) -> KataEnv:
     fake = FakeClock()
     calls: list = []
     monkeypatch.setenv("KATA_HOME", str(home))
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("KATA_FAULT", raising=False)
+    for name in TERMINAL_ENV + ("KATA_FAULT",):  # output as to a pipe, whatever runs the tests
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(clock, "now", fake)
     monkeypatch.setattr(catalogue, "ROOT", root)
 
@@ -162,7 +163,8 @@ def kenv(tmp_path, monkeypatch) -> KataEnv:
 
 @pytest.fixture
 def subprocess_env(tmp_path) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KATA_")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("KATA_") and k not in TERMINAL_ENV}
     env["KATA_HOME"] = str(tmp_path / "home")
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env["NO_COLOR"] = "1"

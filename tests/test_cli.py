@@ -294,7 +294,6 @@ def test_passing_stops_the_clock_and_failing_again_restarts_it(kenv):
 # -- status, pause, resume ----------------------------------------------------------------
 def test_status_pause_resume(kenv):
     assert "No kata in progress" in kenv.run("status").stdout
-    assert kenv.run("pause").exit_code == 1
     kenv.run("start", "softmax")
     kenv.clock.advance(42)
     r = kenv.run("pause")
@@ -312,11 +311,25 @@ def test_status_pause_resume(kenv):
     assert kinds.count("pause") == 1 and kinds.count("unpause") == 1
 
 
-def test_resume_without_anything_in_progress_is_an_error(kenv):
-    r = kenv.run("resume")
-    assert r.exit_code == 1 and "no kata is in progress" in r.stderr
-    r = kenv.run("resume", "softmax")
-    assert r.exit_code == 1
+@pytest.mark.parametrize("args", [["check"], ["hint"], ["watch"], ["compare"], ["submit"],
+                                  ["pause"], ["resume"], ["pause", "softmax"],
+                                  ["resume", "softmax"], ["submit", "softmax"]])
+def test_nothing_in_progress_is_a_usage_error_for_every_command(kenv, args):
+    r = kenv.run(*args)
+    assert r.exit_code == 2, (args, r.stderr)
+    assert "in progress" in r.stderr or "nothing to grade" in r.stderr
+
+
+def test_pause_takes_a_kata_name_as_resume_does(kenv):
+    kenv.run("start", "softmax")
+    kenv.clock.advance(12)
+    r = kenv.run("pause", "softmax")
+    assert r.exit_code == 0 and "Paused softmax at 0:12" in r.stdout
+    r = kenv.run("pause", "softmax")
+    assert r.exit_code == 1 and "already paused" in r.stderr
+    assert kenv.run("pause", "rope").exit_code == 2  # not in progress
+    assert kenv.run("pause", "sofmax").exit_code == 2  # not a kata
+    assert "Resumed softmax" in kenv.run("resume", "softmax").stdout
 
 
 # -- hints ----------------------------------------------------------------------------------
@@ -348,13 +361,13 @@ def test_submit_records_the_result_and_shows_follow_ups(kenv):
     kenv.write("softmax", "# PASS\n")
     r = kenv.run("submit")
     assert r.exit_code == 0
-    assert "Recorded: passed in 3:20 of 10:00; 1 check, 1 hint, solution not viewed" in r.stdout
+    assert "Recorded: passed in 3:20 of 10:00; graded once, 1 hint, solution not viewed" in r.stdout
     for q in k.follow_ups:
         assert q[:40] in r.stdout.replace("\n     ", " ")
     con = kenv.db()
     a = con.execute("SELECT * FROM attempts").fetchone()
     assert (a["state"], a["passed"], a["time_used"], a["hints"]) == ("submitted", 1, 200, 1)
-    assert kenv.run("submit").exit_code == 1  # nothing open any more
+    assert kenv.run("submit").exit_code == 2  # nothing in progress any more
     assert "No kata in progress" in kenv.run("status").stdout
 
 
@@ -473,10 +486,10 @@ def test_history_replays_an_attempt_check_by_check(kenv):
     r = kenv.run("history", "softmax", "--attempt", "1")
     assert r.exit_code == 0
     out = r.stdout
-    assert "check 1 at 0:10" in out and "not implemented yet" in out
-    assert "check 2 at 1:00" in out and "failing: rows sum to 1" in out
+    assert "grading 1 at 0:10" in out and "not implemented yet" in out
+    assert "grading 2 at 1:00" in out and "failing: rows sum to 1" in out
     assert "hint 1:" in out
-    assert "check 3 at 1:50" in out and "3/3 checks passed" in out
+    assert "grading 3 at 1:50" in out and "3/3 checks passed" in out
     assert "+    return z  # PASS" in out and "-    return z" in out
     full = kenv.run("history", "softmax", "--attempt", "1", "--full").stdout
     assert full.count("|def softmax(z):") == 2

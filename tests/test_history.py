@@ -5,7 +5,8 @@ import re
 
 
 def rows(out: str, kata: str) -> list[str]:
-    section = out.split("Best time per kata")[0].split("What to practise next")[0]
+    """The kata's rows in the table of attempts."""
+    section = out.split("Time to pass")[0]
     return [ln for ln in section.splitlines() if ln.startswith(kata + " ")]
 
 
@@ -21,7 +22,7 @@ def test_history_shows_mode_time_result_hints_and_solution_viewed(kenv):
     cells = re.split(r"\s{2,}", row)
     # kata, #, started, mode, time, result, checks, hints, solution, file
     assert cells[1] == "1" and cells[3] == "practice" and cells[4] == "13:00"
-    assert cells[5] == "passed, over time" and cells[6] == "1" and cells[7] == "1"
+    assert cells[5] == "passed, over time" and cells[6] == "once" and cells[7] == "1"
     assert cells[8] == "viewed" and cells[9].endswith("softmax.py")
 
 
