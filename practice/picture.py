@@ -64,7 +64,8 @@ def grid(pic: dict, indent: int = 6, room: int | None = None) -> Text:
 
 def _legend(pad: str, fancy: bool, colour: bool) -> Text:
     pick = 1 if fancy else 2
-    keys = [f"{s[pick]} {'>0' if s[0] == 0 else f'≥{s[0]:g}'}" for s in reversed(SHADES)]
+    at_least = "≥" if fancy else ">="
+    keys = [f"{s[pick]} {'>0' if s[0] == 0 else f'{at_least}{s[0]:g}'}" for s in reversed(SHADES)]
     keys += [f"{ZERO[0 if fancy else 1]} 0", f"{NAN[0]} NaN"]
     legend = Text(pad + "  ".join(keys) + "  ", style="dim")
     legend.append("red" if colour else MARK, style="bold white on red" if colour else "")

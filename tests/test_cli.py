@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 
@@ -569,3 +570,96 @@ def test_an_unwritable_work_folder_is_a_clear_error(kenv, tmp_path):
     blocker.write_text("x")
     r = kenv.run("status", env={"KATA_HOME": str(blocker / "home")})
     assert r.exit_code == 1 and "Error:" in r.stderr
+
+
+# -- hints and the reference after passing or after the time is up -----------------------------
+def test_a_hint_after_passing_says_it_does_not_count(kenv):
+    kenv.run("start", "softmax")
+    kenv.write("softmax", "# PASS\n")
+    kenv.run("check")
+    r = kenv.run("hint")
+    assert "Hint 1 of 3" in r.stdout and "does not count against it" in r.stdout
+    st = kenv.run("status").stdout
+    assert "hints:  0 of 3 (and 1 after passing, not counted)" in st
+    assert "0 hints" in kenv.run("submit").stdout
+    con = kenv.db()
+    assert con.execute("SELECT count(*) FROM events WHERE kind = 'hint'").fetchone()[0] == 1
+
+
+def test_viewing_the_solution_after_the_time_is_up_is_recorded(kenv):
+    kenv.run("start", "softmax", "--minutes", "1")
+    kenv.clock.advance(90)
+    r = kenv.run("solution", "softmax")  # time is up: no question asked
+    assert r.exit_code == 0 and "# PASS" in r.stdout
+    con = kenv.db()
+    assert con.execute("SELECT solution_viewed FROM attempts").fetchone()[0] == 1
+    detail = con.execute("SELECT detail FROM events WHERE kind = 'solution'").fetchone()[0]
+    assert detail == "before passing, after the time was up"
+    kenv.write("softmax", "# PASS\n")
+    assert "solution viewed" in kenv.run("submit").stdout
+
+
+def test_bare_compare_after_submit_compares_the_kata_just_submitted(kenv):
+    kenv.run("start", "softmax")
+    kenv.run("start", "rope")  # softmax is paused, still open
+    kenv.write("rope", "x = 1\n")
+    assert kenv.run("submit").exit_code == 1  # rope, not passed
+    r = kenv.run("compare")  # no terminal, no --yes: an ended attempt spoils nothing
+    assert r.exit_code == 0, r.stderr
+    assert "yours: rope.py" in r.stdout and "reference: rope.py" in r.stdout
+
+
+def test_the_spoiler_question_says_why_it_asks(kenv):
+    r = kenv.run("solution", "rope", input="n\n")
+    assert "You have not tried rope yet" in r.stderr
+    kenv.run("start", "rope")
+    r = kenv.run("solution", "rope", input="n\n")
+    assert "its time is not up" in r.stderr
+    kenv.run("reset", "rope")
+    r = kenv.run("solution", "rope", input="n\n")
+    assert "You have not passed rope." in r.stderr
+
+
+def test_what_to_practise_next_says_in_progress(kenv):
+    kenv.run("start", "causal_mask")
+    nxt = kenv.run("history").stdout.split("What to practise next")[1]
+    assert re.search(r"causal_mask\s+in progress\s+in progress, never finished", nxt)
+    kenv.run("submit")
+    kenv.run("start", "causal_mask")
+    nxt = kenv.run("history", "causal_mask").stdout.split("What to practise next")[1]
+    assert re.search(r"causal_mask .*not passed last time; in progress now", nxt)
+
+
+def test_checks_are_properties_and_gradings_are_runs(kenv):
+    kenv.run("start", "softmax")
+    for _ in range(3):
+        kenv.run("check")
+    st = kenv.run("status").stdout
+    assert "graded: 3 times" in st and "checks:" not in st
+    kenv.write("softmax", "# PASS\n")
+    out = kenv.run("submit").stdout
+    assert "3/3 checks passed" in out and "graded 4 times" in out
+    assert not re.search(r"\d+ checks?[,.]", out.replace("3/3 checks passed", ""))
+    hist = kenv.run("history", "softmax").stdout
+    assert re.search(r"^kata .* graded ", hist, re.M)
+    replay = kenv.run("history", "softmax", "--attempt", "1").stdout
+    assert "grading 4 at" in replay and "check 4" not in replay
+
+
+# -- the work folder --------------------------------------------------------------------------
+def test_help_and_readme_say_where_the_work_folder_is_for_each_install(kenv):
+    from pathlib import Path
+
+    text = " ".join(kenv.run("--help").stdout.split())
+    for words in ("KATA_HOME", "pip install -e .", "work/ in the repository", "pip install .",
+                  "~/.local/share/attention-katas", "Application Support", "LOCALAPPDATA"):
+        assert words in text, words
+    assert "Work folder: " + str(kenv.home) in kenv.run("status").stdout
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## The work folder")[1].split("\n## ")[0]
+    for words in ("KATA_HOME", "pip install -e .", "pip install .", ".local/share/attention-katas",
+                  "Application Support", "LOCALAPPDATA", "kata status"):
+        assert words in section, words
+    completion = readme.split("## Shell completion")[1].split("\n## ")[0]
+    for shell in ("bash", "zsh", "fish"):
+        assert f"_KATA_COMPLETE={shell}_source kata" in completion
