@@ -159,7 +159,10 @@ def cli():
       ($XDG_DATA_HOME/attention-katas), ~/Library/Application Support/attention-katas
       on macOS, %LOCALAPPDATA%\\attention-katas on Windows (pip install .).
     `kata status` names the folder in use.
-    Shell completion of commands and kata names: see the README (eval "$(_KATA_COMPLETE=bash_source kata)").
+
+    \b
+    Shell completion of commands and kata names (zsh and fish: see the README):
+      eval "$(_KATA_COMPLETE=bash_source kata)"
     """
 
 

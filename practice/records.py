@@ -84,15 +84,14 @@ def insert_attempt(s, kata: str, mode: str, path: str, t: float, budget: float,
          t if touched_at is None else touched_at, budget, t)).lastrowid
 
 
-def set_clock(s, attempt_id: int, state: str, run_since: float | None,
-              elapsed: float | None = None) -> None:
-    """Set an attempt's clock state; `elapsed` (seconds before run_since) when given."""
-    if elapsed is None:
-        s.execute("UPDATE attempts SET clock = ?, run_since = ? WHERE id = ?",
-                  (state, run_since, attempt_id))
-    else:
-        s.execute("UPDATE attempts SET clock = ?, run_since = ?, elapsed = ? WHERE id = ?",
-                  (state, run_since, elapsed, attempt_id))
+def set_clock(s, row_id: int, state: str, run_since: float | None,
+              elapsed: float | None = None, table: str = "attempts") -> None:
+    """Set the clock of an attempt (or, with table="mocks", of a mock interview);
+    `elapsed` (the seconds banked before run_since) when given."""
+    assert table in ("attempts", "mocks")
+    banked = "" if elapsed is None else ", elapsed = :elapsed"
+    s.execute(f"UPDATE {table} SET clock = :state, run_since = :since{banked} WHERE id = :id",
+              {"state": state, "since": run_since, "elapsed": elapsed, "id": row_id})
 
 
 def mark_solved(s, attempt_id: int, on_clock: float) -> None:
@@ -202,12 +201,7 @@ def insert_mock(s, t: float, budget: float, seed: int, seeded: bool) -> int:
 
 def set_mock_clock(s, mock_id: int, state: str, run_since: float | None,
                    elapsed: float | None = None) -> None:
-    if elapsed is None:
-        s.execute("UPDATE mocks SET clock = ?, run_since = ? WHERE id = ?",
-                  (state, run_since, mock_id))
-    else:
-        s.execute("UPDATE mocks SET clock = ?, run_since = ?, elapsed = ? WHERE id = ?",
-                  (state, run_since, elapsed, mock_id))
+    set_clock(s, mock_id, state, run_since, elapsed, table="mocks")
 
 
 def end_mock(s, mock_id: int, t: float, reason: str, used: float) -> None:

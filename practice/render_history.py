@@ -85,7 +85,8 @@ def progress(attempts: list[dict]) -> Text:
                          style="red" if a["overtime"] else "green")
         times = [clock.fmt(a["time_used"] or 0) for a in done if a["passed"]]
         passed = f"passed {len(times)} of {len(done)}"
-        said = f"{passed}: {' → '.join(times[-6:])}" if times else passed
+        arrow = " → " if term.can_encode("→") else " -> "
+        said = f"{passed}: {arrow.join(times[-6:])}" if times else passed
         rows.append([k.name, spark, said + f" (budget {k.minutes} min)"])
     return term.columns(rows, squeeze={2: 12})
 

@@ -1,4 +1,4 @@
-"""Practice sessions: attempts, their clocks, gradings, hints and the reference.
+"""Practice sessions: attempts, their clocks and their gradings.
 
 The rules, all enforced here (kata.py only parses and prints):
 - One practice clock runs at a time: starting or resuming a kata pauses the one running.
@@ -6,9 +6,12 @@ The rules, all enforced here (kata.py only parses and prints):
   grading of that attempt fails. Nothing resets a clock: `--fresh` and `kata reset` close
   the old attempt with its time and open a new one that says it is a restart.
 - No attempt file is ever deleted or overwritten: before the stub is copied over a file,
-  the file is copied into archive/NAME/ and the database records where.
-Mock interviews follow their own rules in practice.mock. Every write to the database is
-one transaction (its statements are in practice.records); files are written whole.
+  the file is copied into archive/NAME/ (practice.archive) and the database records where.
+- A grading reads the attempt's bytes once: they are graded and recorded as they are.
+Mock interviews follow their own rules in practice.mock; hints and the reference are in
+practice.aids; which attempt a command means is decided in practice.targets. Every write
+to the database is one transaction (its statements are in practice.records); files are
+written whole.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from pathlib import Path
 from practice import archive, catalogue, clock, grading, paths, records, targets
 from practice import mock as mocks
 from practice.clock import elapsed
-from practice.errors import NothingToGrade, SessionError  # noqa: F401 (kata.py's names)
+from practice.errors import NothingToGrade, SessionError
 from practice.store import Store, StoreError
 
 
@@ -186,9 +189,10 @@ class Practice:
             return self._resume_in(s, a, catalogue.get(a["kata"]), clock.now())
 
     # -- grading -----------------------------------------------------------------------
-    def grade(self, a: dict, source: str = "check") -> Grading:
-        """Grade an attempt's file and record the grading with the bytes graded. A grading
-        that cannot be recorded (a full disk, a read-only folder) is still returned."""
+    def grade(self, a: dict, origin: str = "check") -> Grading:
+        """Grade an attempt's file and record the grading with the bytes graded; `origin`
+        is the command that asked (check, watch, submit, mock-end). A grading that cannot
+        be recorded (a full disk, a read-only folder) is still returned."""
         path = Path(a["path"])
         try:
             code = path.read_bytes()  # the one read: these bytes are graded and recorded
@@ -199,11 +203,11 @@ class Practice:
                 f"{paths.shown(paths.archive_dir(self.home, a['kata']))})") from None
         report = grading.grade(a["kata"], path, source=code)
         try:
-            return Grading(report, self.record(a["id"], report, code, source), code)
+            return Grading(report, self.record(a["id"], report, code, origin), code)
         except StoreError as e:
             return Grading(report, a, code, error=e)
 
-    def record(self, attempt_id: int, report: dict, code: bytes, source: str) -> dict:
+    def record(self, attempt_id: int, report: dict, code: bytes, origin: str) -> dict:
         t = clock.now()
         n_pass, n_total = grading.counts(report)
         passed = bool(report.get("passed"))
@@ -212,7 +216,7 @@ class Practice:
             on_clock = elapsed(a, t)
             if a["mode"] == "mock":  # an interview ends at its deadline, whenever it is graded
                 on_clock = min(on_clock, a["budget"])
-            records.insert_check(s, attempt_id, t, on_clock, source, passed,
+            records.insert_check(s, attempt_id, t, on_clock, origin, passed,
                                  bool(report.get("not_implemented")), n_pass, n_total, code,
                                  json.dumps(report))
             if a["state"] == "open":

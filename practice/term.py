@@ -125,13 +125,13 @@ def cut(text: Text | str, room: int, left: bool = False) -> Text:
     t = text.copy() if isinstance(text, Text) else Text(text)
     if t.cell_len <= room:
         return t
+    mark = "…" if can_encode("…") else "~"
     if room <= 1:
-        return Text("…"[:room])
+        return Text(mark[:room])
     if left:
-        keep = t[len(t.plain) - (room - 1):]
-        return Text("…") + keep
-    t.truncate(room, overflow="ellipsis")
-    return t
+        return Text(mark) + t[len(t.plain) - (room - 1):]
+    t.truncate(room - 1)
+    return t + mark
 
 
 def columns(rows: list[list], header: list[str] | None = None, room: int | None = None,
