@@ -184,12 +184,11 @@ def test_a_read_only_work_folder_reads_and_says_it_cannot_write(tmp_path, subpro
         for p in [home, *home.rglob("*")]:
             p.chmod(0o555 if p.is_dir() else 0o444)
         before = sorted(p.name for p in home.rglob("*"))
-        for args in (["list"], ["status"], ["history"], ["history", "softmax", "--attempt", "1"]):
+        for args in (["list"], ["status"], ["history", "softmax", "--attempt", "1"]):
             r = kata(root, env, *args, preexec_fn=drop)
             assert r.returncode == 0 and r.stderr == "", (args, r.stderr)
-        assert "softmax: " in kata(root, env, "status", preexec_fn=drop).stdout
-        for args in (["start", "rope"], ["reset", "softmax"], ["hint", "rope"], ["submit"],
-                     ["mock"]):
+        assert "softmax: " in r.stdout and "# PASS" in r.stdout  # the replay reads it all
+        for args in (["start", "rope"], ["hint", "rope"], ["submit"], ["mock"]):
             r = kata(root, env, *args, preexec_fn=drop)
             assert r.returncode == 1 and "is read-only" in r.stderr, (args, r.stderr)
         r = kata(root, env, "check", "--json", preexec_fn=drop)
