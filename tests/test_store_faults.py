@@ -187,7 +187,7 @@ def test_a_read_only_work_folder_reads_and_says_it_cannot_write(tmp_path, subpro
         for args in (["list"], ["status"], ["history", "softmax", "--attempt", "1"]):
             r = kata(root, env, *args, preexec_fn=drop)
             assert r.returncode == 0 and r.stderr == "", (args, r.stderr)
-        assert "softmax: " in r.stdout and "# PASS" in r.stdout  # the replay reads it all
+        assert "softmax attempt 1" in r.stdout and "|# PASS" in r.stdout  # the replay reads it all
         for args in (["start", "rope"], ["hint", "rope"], ["submit"], ["mock"]):
             r = kata(root, env, *args, preexec_fn=drop)
             assert r.returncode == 1 and "is read-only" in r.stderr, (args, r.stderr)
