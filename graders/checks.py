@@ -179,8 +179,15 @@ def _attempt_frame(exc: BaseException, path: str | None) -> str:
 
 
 def _differs(a: Any, b: Any) -> bool:
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        return a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)
+    """Whether an argument changed during a call, looking inside dicts, lists and tuples
+    (a `params` dict, a list of experts, a cache tuple): their arrays and their keys."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        both = isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+        return not both or a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() != b.keys() or any(_differs(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is not type(b) or len(a) != len(b) or any(_differs(x, y) for x, y in zip(a, b))
     return False
 
 
