@@ -1,0 +1,384 @@
+"""Grader for transformer_block(x, params, n_heads, n_kv_heads, positions=None, eps=1e-6, base=10000.0).
+
+Sizes are given as n_kv_heads, group (query heads per KV head) and d_half (d_head = 2 * d_half),
+so that a shrunk failing case is always a valid call; d_model and d_ff are free, and most cases
+keep d_model != n_heads * d_head and d_ff != d_model so that a wrong size changes a shape.
+"""
+import numpy as np
+
+from graders.checks import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
+                            expect_raises, expect_shape, tolerance)
+
+CALL = "transformer_block(x, params, {}, {})"
+CASES = [
+    {"B": 2, "T": 5, "n_kv_heads": 2, "group": 2, "d_half": 2, "d_model": 6, "d_ff": 10, "seed": 0},
+    {"B": 1, "T": 1, "n_kv_heads": 1, "group": 1, "d_half": 1, "d_model": 3, "d_ff": 5, "seed": 1},
+    {"B": 3, "T": 7, "n_kv_heads": 1, "group": 3, "d_half": 3, "d_model": 5, "d_ff": 7, "seed": 2},
+    {"B": 2, "T": 6, "n_kv_heads": 3, "group": 1, "d_half": 2, "d_model": 12, "d_ff": 9, "seed": 3},
+    {"B": 1, "T": 4, "n_kv_heads": 2, "group": 3, "d_half": 1, "d_model": 7, "d_ff": 4, "seed": 4},
+]
+DTYPES = [dict(c, dtype=d) for c in CASES for d in ("float64", "float32")]
+SMALL = {"B": 2, "T": 4, "n_kv_heads": 2, "group": 2, "d_half": 2, "d_model": 5, "d_ff": 6}
+VARIANTS = [
+    ({"interleaved": True}, "that is RoPE with the interleaved pairing (x[2i], x[2i+1]) in each head; the contract "
+                            "pairs feature i with feature i + d_head/2"),
+    ({"rope_values": True}, "that is what turning the values by RoPE as well gives; only queries and keys are "
+                            "rotated"),
+    ({"rope_width": True}, "that is RoPE over all n_heads * d_head features at once; each head of size d_head is "
+                           "rotated on its own"),
+]
+
+
+# ----------------------------------------------------------------------------- inputs
+
+def _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype="float64", qk=1.5):
+    """x and the params dict, every array registered so that a repro rebuilds it."""
+    n_heads, d_head = n_kv_heads * group, 2 * d_half
+    x = new.normal("x", (B, T, d_model), dtype=dtype)
+    cast = "" if dtype == "float64" else f".astype(np.{dtype})"
+    p = {}
+    for name, shape, scale in [
+            ("attn_norm", (d_model,), None), ("W_q", (d_model, n_heads * d_head), qk / d_model ** 0.5),
+            ("W_k", (d_model, n_kv_heads * d_head), qk / d_model ** 0.5),
+            ("W_v", (d_model, n_kv_heads * d_head), d_model ** -0.5),
+            ("W_o", (n_heads * d_head, d_model), (n_heads * d_head) ** -0.5), ("ffn_norm", (d_model,), None),
+            ("W_gate", (d_model, d_ff), d_model ** -0.5), ("W_up", (d_model, d_ff), d_model ** -0.5),
+            ("W_down", (d_ff, d_model), d_ff ** -0.5)]:
+        if scale is None:   # a norm scale near 1, a different value for each feature
+            value = (1 + 0.3 * new.rng.standard_normal(shape)).astype(dtype)
+            p[name] = new.let(name, value, f"(1 + 0.3 * rng.standard_normal({shape})){cast}")
+        else:
+            p[name] = new.normal(name, shape, scale=float(scale), dtype=dtype)
+    return x, _params(new, p), n_heads
+
+
+def _params(new, p, name="params"):
+    return new.let(name, p, "dict(" + ", ".join(f"{k}={new.name_of(v) or k}" for k, v in p.items()) + ")")
+
+
+def _replaced(new, params, name, **arrays):
+    """A copy of params with some entries replaced by registered arrays."""
+    return _params(new, {**params, **arrays}, name)
+
+
+def _positions(new, T, top, name="positions"):
+    """Unsorted int positions in [0, top], one repeated when T >= 3."""
+    p = new.rng.integers(0, top + 1, size=T)
+    if T >= 3:
+        p[-1] = p[0]
+    return new.array(name, p.astype(np.int64))
+
+
+def _f64(x, params):
+    return np.asarray(x, np.float64), {k: np.asarray(v, np.float64) for k, v in params.items()}
+
+
+def _run(impl, x, params, n_heads, n_kv_heads, what=None, **kw):
+    """The attempt's output, its shape checked."""
+    what = what or CALL.format(n_heads, n_kv_heads)
+    return expect_shape(impl.transformer_block(x, params, n_heads, n_kv_heads, **kw), x.shape, what)
+
+
+# ----------------------------------------------------------------------------- known variants
+
+def _variant(x, p, n_heads, n_kv_heads, positions=None, eps=1e-6, base=10000.0,
+             interleaved=False, rope_values=False, rope_width=False):
+    """The block in float64 with one RoPE convention changed, to say what an attempt computed."""
+    x, p = _f64(x, p)
+    B, T, _ = x.shape
+    d_head = p["W_q"].shape[1] // n_heads
+    pos = np.arange(T) if positions is None else np.asarray(positions)
+
+    def rope(t, d):   # t (B, T, n * d): every block of d features is rotated on its own
+        ang = pos[:, None].astype(np.float64) * base ** (-2.0 * np.arange(d // 2) / d)
+        t = t.reshape(B, T, -1, d)
+        c, s = np.cos(ang)[:, None], np.sin(ang)[:, None]
+        a, b = (t[..., 0::2], t[..., 1::2]) if interleaved else (t[..., :d // 2], t[..., d // 2:])
+        out = np.concatenate([a * c - b * s, b * c + a * s], axis=-1)
+        if interleaved:
+            out = np.stack([out[..., :d // 2], out[..., d // 2:]], axis=-1)
+        return out.reshape(B, T, -1)
+
+    def turn(t):
+        return rope(t, t.shape[-1]) if rope_width else rope(t, d_head)
+
+    def heads(t):
+        return t.reshape(B, T, -1, d_head).transpose(0, 2, 1, 3)
+
+    def norm(t, w):
+        return t / np.sqrt(np.mean(t * t, axis=-1, keepdims=True) + eps) * w
+
+    a = norm(x, p["attn_norm"])
+    group = n_heads // n_kv_heads
+    q, k = heads(turn(a @ p["W_q"])), np.repeat(heads(turn(a @ p["W_k"])), group, axis=1)
+    v = np.repeat(heads(turn(a @ p["W_v"]) if rope_values else a @ p["W_v"]), group, axis=1)
+    s = q @ k.swapaxes(-1, -2) / np.sqrt(d_head) + np.triu(np.full((T, T), -np.inf), 1)
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    h = x + ((w / w.sum(axis=-1, keepdims=True)) @ v).transpose(0, 2, 1, 3).reshape(B, T, -1) @ p["W_o"]
+    f = norm(h, p["ffn_norm"])
+    g = f @ p["W_gate"]
+    with np.errstate(over="ignore"):
+        return h + (g / (1 + np.exp(-g)) * (f @ p["W_up"])) @ p["W_down"]
+
+
+def expect_block_close(out, expected, what, dtype, x, params, n_heads, n_kv_heads, **kw):
+    """expect_close, naming a known RoPE variant when the attempt computed exactly that."""
+    try:
+        return expect_close(out, expected, what, dtype)
+    except CheckFailed as failure:
+        if failure.kind != "close":
+            raise
+        rtol, atol = tolerance(dtype)
+        for flags, meaning in VARIANTS:
+            if flags.get("interleaved") and params["W_q"].shape[1] // n_heads < 4:
+                continue   # with d_head = 2 the two pairings are the same
+            other = _variant(x, params, n_heads, n_kv_heads, **kw, **flags)
+            if np.allclose(np.asarray(out, np.float64), other, rtol=rtol, atol=atol):
+                raise CheckFailed(f"{failure.message}: {meaning}", kind="close") from None
+        raise
+
+
+# ----------------------------------------------------------------------------- the checks
+
+@check("returns an array of shape (B, T, d_model)", CASES)
+def test_shape(impl, new, B, T, n_kv_heads, group, d_half, d_model, d_ff):
+    x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff)
+    _run(impl, x, params, n_heads, n_kv_heads)
+
+
+@check("agrees with the reference", DTYPES)
+def test_agrees(impl, new, ref, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype):
+    x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype)
+    expected = ref.transformer_block(*_f64(x, params), n_heads, n_kv_heads)
+    out = _run(impl, x, params, n_heads, n_kv_heads)
+    expect_block_close(out, expected, CALL.format(n_heads, n_kv_heads), dtype, x, params, n_heads, n_kv_heads)
+
+
+@check("causal: changing the later rows of x leaves the earlier outputs unchanged", [
+    dict(SMALL, T=6, t=3, seed=0),
+    {"B": 1, "T": 5, "t": 1, "n_kv_heads": 1, "group": 3, "d_half": 1, "d_model": 4, "d_ff": 3, "seed": 1},
+    {"B": 2, "T": 7, "t": 4, "n_kv_heads": 3, "group": 1, "d_half": 3, "d_model": 6, "d_ff": 5, "seed": 2},
+], valid=lambda c: c["t"] < c["T"])
+def test_causal(impl, new, B, T, t, n_kv_heads, group, d_half, d_model, d_ff):
+    x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff)
+    later = new.normal("later", (B, T - t, d_model), scale=3.0)
+    x2 = new.let("x_changed", np.concatenate([x[:, :t], later], axis=1), f"np.concatenate([x[:, :{t}], later], axis=1)")
+    out = _run(impl, x, params, n_heads, n_kv_heads)
+    expect_inputs_unchanged()  # else the second call would see other inputs
+    out2 = _run(impl, x2, params, n_heads, n_kv_heads, CALL.format(n_heads, n_kv_heads).replace("(x,", "(x_changed,"))
+    bad = ~np.isclose(np.asarray(out2[:, :t], np.float64), np.asarray(out[:, :t], np.float64), rtol=1e-6, atol=1e-9)
+    if np.any(bad):
+        b, i, j = (int(v) for v in np.argwhere(bad)[0])
+        raise CheckFailed(f"changing rows {t}..{T - 1} of x changed the output of row {i} (batch {b}, feature {j}: "
+                          f"{float(out[b, i, j]):.6g} before, {float(out2[b, i, j]):.6g} after): a row may only "
+                          f"depend on itself and the rows before it")
+
+
+@check("prefix invariance: the first t rows of x alone give the first t outputs", [
+    dict(SMALL, T=6, t=2, seed=3),
+    {"B": 1, "T": 4, "t": 3, "n_kv_heads": 2, "group": 1, "d_half": 2, "d_model": 3, "d_ff": 7, "seed": 4},
+    dict(SMALL, T=5, t=4, dtype="float32", seed=5),
+], valid=lambda c: c["t"] < c["T"])
+def test_prefix(impl, new, B, T, t, n_kv_heads, group, d_half, d_model, d_ff, dtype="float64"):
+    x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype)
+    short = new.let("x_short", x[:, :t].copy(), f"x[:, :{t}].copy()")
+    out = _run(impl, x, params, n_heads, n_kv_heads)
+    expect_inputs_unchanged()  # else the second call would see other inputs
+    out_short = _run(impl, short, params, n_heads, n_kv_heads, CALL.format(n_heads, n_kv_heads).replace("(x,", "(x_short,"))
+    rtol, atol = tolerance(dtype)
+    bad = ~np.isclose(np.asarray(out_short, np.float64), np.asarray(out[:, :t], np.float64), rtol=rtol, atol=atol)
+    if np.any(bad):
+        b, i, j = (int(v) for v in np.argwhere(bad)[0])
+        raise CheckFailed(f"x[:, :{t}] alone gives {float(out_short[b, i, j]):.6g} at batch {b}, row {i}, feature {j}, "
+                          f"but all {T} rows of x give {float(out[b, i, j]):.6g} there: the first rows must not "
+                          f"depend on the rows after them")
+
+
+@check("adding a constant to every position changes nothing", [
+    dict(SMALL, T=5, shift=5000, seed=0),
+    {"B": 1, "T": 4, "n_kv_heads": 1, "group": 2, "d_half": 3, "d_model": 6, "d_ff": 5, "shift": 123457, "seed": 1},
+    {"B": 2, "T": 1, "n_kv_heads": 2, "group": 1, "d_half": 2, "d_model": 3, "d_ff": 4, "shift": 7, "seed": 2},
+    dict(SMALL, T=6, shift=137, dtype="float32", seed=3),
+], valid=lambda c: c["shift"] in (5000, 123457, 7, 137))   # shrink the sizes, not the shift
+def test_shift(impl, new, B, T, n_kv_heads, group, d_half, d_model, d_ff, shift, dtype="float64"):
+    x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype)
+    positions = _positions(new, T, 60)
+    moved = new.let("moved", positions + shift, f"positions + {shift}")
+    call = CALL.format(n_heads, n_kv_heads)[:-1]
+    out = _run(impl, x, params, n_heads, n_kv_heads, f"{call}, positions)", positions=positions)
+    expect_inputs_unchanged()  # else the second call would see other inputs
+    out2 = _run(impl, x, params, n_heads, n_kv_heads, f"{call}, moved)", positions=moved)
+    rtol, atol = tolerance(dtype)
+    bad = ~np.isclose(np.asarray(out2, np.float64), np.asarray(out, np.float64), rtol=rtol, atol=atol)
+    if np.any(bad):
+        b, i, j = (int(v) for v in np.argwhere(bad)[0])
+        why = (": with a single row every attention weight is 1 whatever q and k are, so turning q and k cannot "
+               "change anything; something else was rotated" if T == 1 else
+               ": RoPE makes each score depend only on the difference of two positions")
+        raise CheckFailed(f"adding {shift} to every position changed the output at batch {b}, row {i}, feature {j} "
+                          f"from {float(out[b, i, j]):.6g} to {float(out2[b, i, j]):.6g}{why}")
+
+
+def _zeroed(new, params, *names):
+    return _replaced(new, params, "zeroed", **{
+        n: new.let(f"zero_{n}", np.zeros_like(params[n]), f"np.zeros_like({n})") for n in names})
+
+
+@check("all-zero W_o and W_down give x back", [
+    dict(SMALL, T=3, seed=0),
+    {"B": 1, "T": 5, "n_kv_heads": 1, "group": 2, "d_half": 1, "d_model": 7, "d_ff": 3, "seed": 1},
+    dict(SMALL, dtype="float32", seed=2),
+])
+def test_zero_sublayers(impl, new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype="float64"):
+    x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype)
+    zeroed = _zeroed(new, params, "W_o", "W_down")
+    out = _run(impl, x, zeroed, n_heads, n_kv_heads, CALL.format(n_heads, n_kv_heads).replace("params", "zeroed"))
+    try:
+        expect_close(out, x.astype(np.float64), "the output with W_o and W_down all zero", dtype)
+    except CheckFailed as failure:
+        got, (x64, p) = np.asarray(out, np.float64), _f64(x, params)
+        rtol, atol = tolerance(dtype)
+
+        def norm(t, w):
+            return t / np.sqrt(np.mean(t * t, axis=-1, keepdims=True) + 1e-6) * w
+        if np.allclose(got, 0, atol=atol):
+            why = "every entry is 0: both sub-layers give 0 here, so only the residual connections carry x through"
+        elif np.allclose(got, norm(norm(x64, p["attn_norm"]), p["ffn_norm"]), rtol=rtol, atol=atol):
+            why = "it is x normalised twice: RMSNorm is applied after adding to the stream (post-norm)"
+        else:
+            raise
+        raise CheckFailed(f"{failure.message}; {why}", kind="close") from None
+
+
+@check("each sub-layer adds its output to the stream: x + attention with W_down = 0, x + feed-forward with W_o = 0", [
+    dict(SMALL, T=4, seed=0),
+    {"B": 1, "T": 3, "n_kv_heads": 1, "group": 1, "d_half": 2, "d_model": 5, "d_ff": 7, "seed": 1},
+])
+def test_residuals(impl, new, ref, B, T, n_kv_heads, group, d_half, d_model, d_ff):
+    x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff)
+    for zero, part in (("W_down", "attention"), ("W_o", "feed-forward")):
+        only = _zeroed(new, params, zero)
+        expected = ref.transformer_block(x, only, n_heads, n_kv_heads)
+        out = _run(impl, x, only, n_heads, n_kv_heads, CALL.format(n_heads, n_kv_heads).replace("params", "zeroed"))
+        expect_inputs_unchanged()  # else the next call would see other inputs
+        try:
+            expect_close(out, expected, f"the output with {zero} all zero (x + {part})")
+        except CheckFailed as failure:
+            if failure.kind != "close":
+                raise
+            if np.allclose(out, expected - x, rtol=1e-6, atol=1e-9):
+                why = f"it is the {part} sub-layer's output alone: x is not added back (the {part} residual is missing)"
+            elif np.allclose(out, 0, atol=1e-9):
+                why = "every entry is 0: x is lost on the way, so a residual connection is missing"
+            else:
+                raise
+            raise CheckFailed(f"{failure.message}; {why}", kind="close") from None
+
+
+@check("stays finite and correct when scores reach the thousands (both signs)", [
+    {"B": 2, "T": 5, "n_heads": 2, "d_half": 2, "d_model": 6, "d_ff": 5, "dtype": "float64", "seed": 0},
+    {"B": 1, "T": 4, "n_heads": 3, "d_half": 1, "d_model": 4, "d_ff": 3, "dtype": "float32", "seed": 1},
+], minimum={"T": 2})
+def test_large_scores(impl, new, ref, B, T, n_heads, d_half, d_model, d_ff, dtype):
+    x, params, _ = _layer(new, B, T, n_heads, 1, d_half, d_model, d_ff, dtype, qk=25.0)
+    # W_k = -W_q: every row's score with itself is -|q|^2 / sqrt(d_head), far below zero
+    params = _replaced(new, params, "big", W_k=new.let("W_k_neg", -params["W_q"], "-W_q"))
+    expected = ref.transformer_block(*_f64(x, params), n_heads, n_heads)
+    out = _run(impl, x, params, n_heads, n_heads, CALL.format(n_heads, n_heads).replace("params", "big"))
+    expect_finite(out, "the output with scores in the thousands")
+    expect_close(out, expected, "the output with scores in the thousands", dtype, extreme=True)
+
+
+@check("uses the positions, base and eps it is given", [
+    dict(SMALL, T=5, top=60, seed=0),
+    {"B": 1, "T": 4, "n_kv_heads": 1, "group": 2, "d_half": 3, "d_model": 7, "d_ff": 4, "top": 100000, "seed": 1},
+    dict(SMALL, T=3, top=150, dtype="float32", seed=2),
+], valid=lambda c: c["top"] in (60, 100000, 150))   # shrink the sizes, not the largest position
+def test_positions_base_eps(impl, new, ref, B, T, n_kv_heads, group, d_half, d_model, d_ff, top, dtype="float64"):
+    x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype)
+    positions = _positions(new, T, top)
+    x64, p64 = _f64(x, params)
+    call = CALL.format(n_heads, n_kv_heads)[:-1] + ", positions"
+    for kw, shown in [({}, ""), ({"base": 500.0}, ", base=500.0"), ({"eps": 0.25}, ", eps=0.25")]:
+        expected = ref.transformer_block(x64, p64, n_heads, n_kv_heads, positions, **kw)
+        out = _run(impl, x, params, n_heads, n_kv_heads, f"{call}{shown})", positions=positions, **kw)
+        expect_inputs_unchanged()  # else the next call would see other inputs
+        expect_block_close(out, expected, f"{call}{shown})", dtype, x, params, n_heads, n_kv_heads,
+                           positions=positions, **kw)
+
+
+@check("works on inputs that are views, Fortran-ordered or read-only", [
+    dict(SMALL, T=5, seed=0),
+    {"B": 3, "T": 2, "n_kv_heads": 1, "group": 1, "d_half": 1, "d_model": 4, "d_ff": 3, "seed": 1},
+])
+def test_layouts(impl, new, ref, B, T, n_kv_heads, group, d_half, d_model, d_ff):
+    x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff)
+    expected = ref.transformer_block(x, params, n_heads, n_kv_heads)
+    wide = new.let("wide", np.repeat(params["W_q"], 2, axis=1), "np.repeat(W_q, 2, axis=1)")
+    odd = {"W_q": new.let("W_q_view", wide[:, ::2], "wide[:, ::2]"),
+           "W_o": new.let("W_o_f", np.asfortranarray(params["W_o"]), "np.asfortranarray(W_o)")}
+    for name in ("attn_norm", "W_k", "W_v", "ffn_norm", "W_gate", "W_up", "W_down"):
+        odd[name] = new.let(f"{name}_ro", np.broadcast_to(params[name], params[name].shape),
+                            f"np.broadcast_to({name}, {name}.shape)  # read-only")
+    mixed = _replaced(new, params, "mixed", **odd)
+    x_f = new.let("x_f", np.asfortranarray(x), "np.asfortranarray(x)")
+    x_twice = new.let("x_twice", np.repeat(x, 2, axis=2), "np.repeat(x, 2, axis=2)")
+    x_view = new.let("x_view", x_twice[:, :, ::2], "x_twice[:, :, ::2]")
+    for name, arr in (("x_f", x_f), ("x_view", x_view)):
+        call = CALL.format(n_heads, n_kv_heads).replace("(x, params", f"({name}, mixed")
+        expect_close(_run(impl, arr, mixed, n_heads, n_kv_heads, call), expected, call)
+        expect_inputs_unchanged()  # else the next call would see other inputs
+
+
+@check("raises ValueError when n_heads does not divide W_q.shape[1]", [
+    {"q_cols": 9, "n_heads": 2, "n_kv_heads": 1}, {"q_cols": 8, "n_heads": 3, "n_kv_heads": 3},
+    {"q_cols": 12, "n_heads": 5, "n_kv_heads": 1},
+], shrink=False)
+def test_raises_heads(impl, new, q_cols, n_heads, n_kv_heads):
+    x, params, _ = _layer(new, 2, 3, n_kv_heads, 1, 1, 4, 5)
+    d_head = q_cols // n_heads    # W_k, W_v and W_o as wide as that d_head would make them
+    bad = {"W_q": new.normal("W_q_bad", (4, q_cols), scale=0.5),
+           "W_k": new.normal("W_k_bad", (4, n_kv_heads * d_head), scale=0.5),
+           "W_v": new.normal("W_v_bad", (4, n_kv_heads * d_head), scale=0.5),
+           "W_o": new.normal("W_o_bad", (n_heads * d_head, 4), scale=0.5)}
+    expect_raises(ValueError, impl.transformer_block, x, _replaced(new, params, "bad", **bad), n_heads, n_kv_heads,
+                  why=f"n_heads={n_heads} does not divide W_q.shape[1]={q_cols}")
+
+
+@check("raises ValueError when n_kv_heads does not divide n_heads", [
+    {"n_heads": 6, "n_kv_heads": 4}, {"n_heads": 3, "n_kv_heads": 2}, {"n_heads": 2, "n_kv_heads": 4},
+], shrink=False)
+def test_raises_kv_heads(impl, new, n_heads, n_kv_heads):
+    x, params, _ = _layer(new, 2, 3, 1, 1, 1, 5, 4)
+    bad = {"W_q": new.normal("W_q_bad", (5, n_heads * 2), scale=0.5),
+           "W_k": new.normal("W_k_bad", (5, n_kv_heads * 2), scale=0.5),
+           "W_v": new.normal("W_v_bad", (5, n_kv_heads * 2), scale=0.5),
+           "W_o": new.normal("W_o_bad", (n_heads * 2, 5), scale=0.5)}
+    expect_raises(ValueError, impl.transformer_block, x, _replaced(new, params, "bad", **bad), n_heads, n_kv_heads,
+                  why=f"n_kv_heads={n_kv_heads} does not divide n_heads={n_heads}")
+
+
+@check("raises ValueError when d_head is odd (RoPE needs pairs)", [
+    {"n_heads": 2, "n_kv_heads": 1, "d_head": 3}, {"n_heads": 1, "n_kv_heads": 1, "d_head": 1},
+    {"n_heads": 4, "n_kv_heads": 2, "d_head": 5},
+], shrink=False)
+def test_raises_odd_head(impl, new, n_heads, n_kv_heads, d_head):
+    x, params, _ = _layer(new, 1, 3, 1, 1, 1, 6, 4)
+    bad = {"W_q": new.normal("W_q_odd", (6, n_heads * d_head), scale=0.5),
+           "W_k": new.normal("W_k_odd", (6, n_kv_heads * d_head), scale=0.5),
+           "W_v": new.normal("W_v_odd", (6, n_kv_heads * d_head), scale=0.5),
+           "W_o": new.normal("W_o_odd", (n_heads * d_head, 6), scale=0.5)}
+    expect_raises(ValueError, impl.transformer_block, x, _replaced(new, params, "odd", **bad), n_heads, n_kv_heads,
+                  why=f"d_head={d_head} is odd: RoPE cannot split it into pairs")
+
+
+@check("leaves x, positions and params (its arrays and its keys) unchanged", [
+    dict(SMALL, T=4, dtype="float64", seed=0),
+    {"B": 1, "T": 3, "n_kv_heads": 1, "group": 2, "d_half": 1, "d_model": 3, "d_ff": 5, "dtype": "float32", "seed": 1},
+])
+def test_inputs_unchanged(impl, new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype):
+    x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype)
+    positions = _positions(new, T, 30)
+    impl.transformer_block(x, params, n_heads, n_kv_heads, positions)
+    impl.transformer_block(x, params, n_heads, n_kv_heads)
+    expect_inputs_unchanged()
