@@ -184,7 +184,9 @@ def _differs(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
             return True
-        if a.dtype == b.dtype and a.dtype != object:
+        if a.dtype != b.dtype:
+            return True                         # e.g. float32 weights swapped for float64 copies
+        if a.dtype != object:
             return a.tobytes() != b.tobytes()   # exact, NaN included, and far quicker than array_equal
         return not np.array_equal(a, b, equal_nan=True)
     if isinstance(a, dict) and isinstance(b, dict):

@@ -159,6 +159,13 @@ BUGS = [
         "AttributeError; x.reshape(-1, d_model) copies when it must",
         _variant(("    tokens = x.reshape(-1, d_model)\n",
                   "    tokens = x.view()\n    tokens.shape = (-1, d_model)\n"))),
+    Bug("experts_upcast_in_the_list", "test_inputs_unchanged",
+        "each expert's weights are converted to float64 and written back into the caller's list; convert "
+        "into local variables and leave the list and its tuples as they were",
+        _variant(("    tokens = x.reshape(-1, d_model)\n",
+                  "    for e in range(n_experts):\n"
+                  "        experts[e] = tuple(np.asarray(w, dtype=np.float64) for w in experts[e])\n"
+                  "    tokens = x.reshape(-1, d_model)\n"))),
     # --- load_balancing_loss
     Bug("loss_fraction_of_slots", "test_loss_uniform",
         "F_e was divided by N * top_k (the share of all picks) instead of N: F must sum to top_k, so that "
