@@ -50,11 +50,11 @@ def moe_layer(x, W_router, experts, top_k=2):
         expert, top_k 1 to n_experts, d_model = 1, odd sizes); that top_k == n_experts is
         the dense softmax mixture; that permuting the experts together with the router's
         columns changes nothing; that the weights of an expert no token picks do not
-        matter; ties; router logits in the thousands, of either sign; that the output
-        follows the experts' weights (doubling every W_down doubles it); the ValueErrors;
-        that no input is modified. Your functions are called many times, on inputs that
-        may be views, Fortran-ordered or read-only, and at large sizes where that is
-        cheap.
+        matter; that no token is dropped when every token picks the same expert; ties;
+        router logits in the thousands, of either sign; that the output follows the
+        experts' weights (doubling every W_down doubles it); the ValueErrors; that no
+        input is modified. Your functions are called many times, on inputs that may be
+        views, Fortran-ordered or read-only, and at large sizes where that is cheap.
 
     Time budget: 35 minutes.
     """
@@ -116,9 +116,10 @@ def load_balancing_loss(router_logits, top_k=2):
 
     What the grader checks
         agreement with the reference on several seeds and shapes in float64 and float32,
-        including experts that no token picks; that uniform routing gives top_k; logits
-        in the thousands; that the result is a float or a NumPy floating scalar; the
-        ValueErrors; that router_logits is left unchanged.
+        including experts that no token picks and a token whose logits are all equal;
+        that uniform routing gives top_k; logits in the thousands; that the result is a
+        float or a NumPy floating scalar; the ValueErrors; that router_logits is left
+        unchanged.
     """
     n_tokens, n_experts = router_logits.shape
     _check_top_k(top_k, n_experts)
