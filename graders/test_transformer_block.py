@@ -290,6 +290,20 @@ def test_large_scores(impl, new, ref, B, T, n_heads, d_half, d_model, d_ff, dtyp
     expect_close(out, expected, "the output with scores in the thousands", dtype, extreme=True)
 
 
+@check("a row of zeros in x (a padding position) gives a finite output that agrees", [
+    dict(SMALL, T=4, seed=0),
+    {"B": 1, "T": 3, "n_kv_heads": 1, "group": 2, "d_half": 1, "d_model": 5, "d_ff": 3, "dtype": "float32", "seed": 1},
+])
+def test_zero_row(impl, new, ref, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype="float64"):
+    x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype)
+    x0 = new.let("x_zero", np.concatenate([np.zeros_like(x[:, :1]), x[:, 1:]], axis=1),
+                 "np.concatenate([np.zeros_like(x[:, :1]), x[:, 1:]], axis=1)  # row 0 is all zeros")
+    expected = ref.transformer_block(*_f64(x0, params), n_heads, n_kv_heads)
+    call = CALL.format(n_heads, n_kv_heads).replace("(x,", "(x_zero,")
+    out = expect_finite(_run(impl, x0, params, n_heads, n_kv_heads, call), f"{call}, whose row 0 is all zeros,")
+    expect_close(out, expected, call, dtype)
+
+
 @check("uses the positions, base and eps it is given", [
     dict(SMALL, T=5, top=60, seed=0),
     {"B": 1, "T": 4, "n_kv_heads": 1, "group": 2, "d_half": 3, "d_model": 7, "d_ff": 4, "top": 100000, "seed": 1},

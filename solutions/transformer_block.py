@@ -60,9 +60,10 @@ def transformer_block(x, params, n_heads, n_kv_heads, positions=None, eps=1e-6, 
         invariance; that adding a constant to every position changes nothing (float64,
         positions up to the hundred thousands; float32 below 200); that all-zero W_o and
         W_down give x back, and that each sub-layer adds its output to the stream;
-        scores in the thousands; custom positions, base and eps; the three ValueErrors;
-        that no input is modified. Your function is called many times, on inputs that may
-        be views, Fortran-ordered or read-only, and at large sizes where that is cheap.
+        scores in the thousands; a row of zeros in x; custom positions, base and eps;
+        the three ValueErrors; that no input is modified. Your function is called many
+        times, on inputs that may be views, Fortran-ordered or read-only, and at large
+        sizes where that is cheap.
 
     Time budget: 45 minutes.
     """

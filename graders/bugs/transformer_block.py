@@ -175,6 +175,10 @@ BUGS = [
         "norm before the feed-forward block",
         _variant(('    a = rms_norm(x, params["attn_norm"])', '    a = rms_norm(x, params["ffn_norm"])'),
                  ('    f = rms_norm(h, params["ffn_norm"])', '    f = rms_norm(h, params["attn_norm"])'))),
+    Bug("rms_norm_without_eps", "test_zero_row",
+        "RMSNorm divides by sqrt(mean(x**2)) with no eps: an all-zero row (a padding position) becomes 0/0 = "
+        "NaN, and attention carries the NaN to every later row; eps goes under the root",
+        _variant(("+ eps) * w", ") * w"))),
     Bug("eps_ignored", "test_positions_base_eps",
         "RMSNorm uses a fixed 1e-5 instead of the eps it is given",
         _variant(("+ eps) * w", "+ 1e-5) * w"))),
