@@ -59,8 +59,8 @@ def _f64(x, W_router, experts):
 def _run(impl, x, W_router, experts, top_k, what=None):
     """The attempt's output, its shape checked; top_k 2 is left to the default."""
     kw = {} if top_k == 2 else {"top_k": top_k}
-    out = impl.moe_layer(x, W_router, experts, **kw)
-    return expect_shape(out, x.shape, what or f"moe_layer(x, W_router, experts{'' if top_k == 2 else f', top_k={top_k}'})")
+    what = what or f"moe_layer(x, W_router, experts{'' if top_k == 2 else f', top_k={top_k}'})"
+    return expect_shape(impl.moe_layer(x, W_router, experts, **kw), x.shape, what)
 
 
 def _route64(x, W_router, top_k, higher_first=False):
@@ -78,10 +78,10 @@ def _mix64(x, W_router, experts, top_k, higher_first=False, dense=False):
     tokens = x.reshape(-1, x.shape[-1])
     p, picked = _route64(tokens, W_router, top_k, higher_first)
     out = np.zeros(tokens.shape)
+    top = np.take_along_axis(p, picked, -1)                             # (N, k) picked probabilities
     for e, (W_gate, W_up, W_down) in enumerate(experts):
-        w = p[:, e] if dense else np.where(picked == e, np.take_along_axis(p, picked, -1), 0).sum(-1)
-        if not dense:
-            w = w / np.take_along_axis(p, picked, -1).sum(-1)
+        # e's weight: its softmax probability (dense), or its renormalised one where picked, else 0
+        w = p[:, e] if dense else np.where(picked == e, top, 0).sum(-1) / top.sum(-1)
         g = tokens @ W_gate
         out += w[:, None] * ((g / (1 + np.exp(-g)) * (tokens @ W_up)) @ W_down)
     return out.reshape(x.shape)
@@ -135,8 +135,9 @@ def test_permuted(impl, new, lead, d_model, d_ff, n_experts, top_k):
     if np.any(bad):
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         raise CheckFailed(f"putting expert perm[e] in slot e of both the list and the router's columns (perm = "
-                          f"{[int(i) for i in order]}) changed the output at index {list(idx)} from {float(out[idx]):.6g} to "
-                          f"{float(out2[idx]):.6g}: an expert's place in the list must not matter, only its weights")
+                          f"{[int(i) for i in order]}) changed the output at index {list(idx)} from "
+                          f"{float(out[idx]):.6g} to {float(out2[idx]):.6g}: an expert's place in the list must not "
+                          f"matter, only its weights")
 
 
 def _cold_router(new, d_model, n_experts, cold, hot=None):
@@ -209,11 +210,12 @@ def test_ties(impl, new, ref, N, d_model, d_ff, n_experts, top_k, dtype="float64
     # token 0 is 1.5 * e_0 and router row 0 is constant: its logits are all equal (a tie of every
     # expert); the last router column repeats column 1, so those two experts tie for every token
     x0 = new.normal("x0", (N, d_model), dtype=dtype)
+    as32 = "" if dtype == "float64" else ", dtype=np.float32"
     x = new.let("x", np.concatenate([np.eye(1, d_model, dtype=dtype) * 1.5, x0[1:]]),
-                f"np.concatenate([np.eye(1, {d_model}{'' if dtype == 'float64' else ', dtype=np.float32'}) * 1.5, x0[1:]])")
+                f"np.concatenate([np.eye(1, {d_model}{as32}) * 1.5, x0[1:]])")
     W = new.normal("W", (d_model, n_experts), scale=1.5, dtype=dtype)
     W_0 = new.let("W_0", np.concatenate([np.full((1, n_experts), 0.7, dtype), W[1:]]),
-                  f"np.concatenate([np.full((1, {n_experts}), 0.7{'' if dtype == 'float64' else ', np.float32'}), W[1:]])")
+                  f"np.concatenate([np.full((1, {n_experts}), 0.7{as32}), W[1:]])")
     cols = list(range(n_experts - 1)) + [1]
     W_router = new.let("W_router", W_0[:, cols], f"W_0[:, {cols}]")
     experts = _experts(new, d_model, d_ff, n_experts, dtype)
@@ -226,7 +228,8 @@ def test_ties(impl, new, ref, N, d_model, d_ff, n_experts, top_k, dtype="float64
         if failure.kind == "close" and np.allclose(np.asarray(out, np.float64),
                                                    _mix64(x, W_router, experts, top_k, higher_first=True), rtol, atol):
             raise CheckFailed(f"{failure.message}: that is the higher index picked first on equal probabilities "
-                              f"(token 0 ties every expert and must go to experts 0..{top_k - 1})", kind="close") from None
+                              f"(token 0 ties every expert and must go to experts 0..{top_k - 1})",
+                              kind="close") from None
         raise
 
 
@@ -276,7 +279,8 @@ def test_follows_weights(impl, new, lead, d_model, d_ff, n_experts, top_k):
 def test_layouts(impl, new, ref, B, T, d_model, d_ff, n_experts, top_k):
     x, W_router, experts = _layer(new, (B, T), d_model, d_ff, n_experts)
     expected = ref.moe_layer(x, W_router, experts, top_k)
-    W_ro = new.let("W_router_ro", np.broadcast_to(W_router, W_router.shape), "np.broadcast_to(W_router, W_router.shape)")
+    W_ro = new.let("W_router_ro", np.broadcast_to(W_router, W_router.shape),
+                   "np.broadcast_to(W_router, W_router.shape)")
     odd = new.let("odd_experts", [(np.asfortranarray(g), np.broadcast_to(u, u.shape), np.repeat(d, 2, axis=1)[:, ::2])
                                   for g, u, d in experts],
                   "[(np.asfortranarray(g), np.broadcast_to(u, u.shape), np.repeat(d, 2, axis=1)[:, ::2]) "
@@ -386,8 +390,8 @@ def test_loss_agrees(impl, new, ref, N, n_experts, top_k, dtype, cold=False, tie
 def test_loss_uniform(impl, new, N, n_experts, top_k, balanced=False):
     if balanced:   # token i prefers experts i..i+top_k-1 (mod n): every expert as often, the mean softmax uniform
         N = n_experts
-        logits = new.let("router_logits",
-                         np.where((np.arange(n_experts)[None, :] - np.arange(N)[:, None]) % n_experts < top_k, 2.0, -1.0),
+        ahead = (np.arange(n_experts)[None, :] - np.arange(N)[:, None]) % n_experts   # (N, E): e - i mod E
+        logits = new.let("router_logits", np.where(ahead < top_k, 2.0, -1.0),
                          f"np.where((np.arange({n_experts})[None, :] - np.arange({N})[:, None]) % {n_experts} < "
                          f"{top_k}, 2.0, -1.0)")
         how = "every expert picked equally often, the mean softmax uniform"

@@ -184,7 +184,8 @@ def test_prefix(impl, new, B, T, t, n_kv_heads, group, d_half, d_model, d_ff, dt
     short = new.let("x_short", x[:, :t].copy(), f"x[:, :{t}].copy()")
     out = _run(impl, x, params, n_heads, n_kv_heads)
     expect_inputs_unchanged()  # else the second call would see other inputs
-    out_short = _run(impl, short, params, n_heads, n_kv_heads, CALL.format(n_heads, n_kv_heads).replace("(x,", "(x_short,"))
+    call = CALL.format(n_heads, n_kv_heads).replace("(x,", "(x_short,")
+    out_short = _run(impl, short, params, n_heads, n_kv_heads, call)
     rtol, atol = tolerance(dtype)
     bad = ~np.isclose(np.asarray(out_short, np.float64), np.asarray(out[:, :t], np.float64), rtol=rtol, atol=atol)
     if np.any(bad):
