@@ -104,7 +104,7 @@ def load_balancing_loss(router_logits, top_k=2):
     Shapes
         router_logits  (N, n_experts), float64 or float32: x @ W_router for N tokens
         top_k          int, 2 by default: experts per token, picked as in moe_layer
-        F, P           (n_experts,) each; F sums to top_k, P to 1
+        F, P           (n_experts,) each
         returns        the loss, a Python float or a NumPy floating scalar (not an array)
 
     Conventions
