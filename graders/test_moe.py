@@ -5,8 +5,8 @@ d_model, d_ff and n_experts apart so that a transposed weight changes a shape in
 """
 import numpy as np
 
-from graders.checks import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
-                            expect_raises, expect_shape, tolerance)
+from graders.checks import (LAYOUT_CHECK, CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
+                            expect_raises, expect_repeatable, expect_shape, layout_cases, tolerance)
 
 CASES = [
     {"lead": (5,), "d_model": 4, "d_ff": 6, "n_experts": 4, "top_k": 2, "seed": 0},
@@ -25,30 +25,25 @@ def fits(case):
 
 # ----------------------------------------------------------------------------- inputs
 
-def _experts(new, d_model, d_ff, n_experts, dtype="float64", scale=1.0, prefix=""):
-    """n_experts SwiGLU experts, each array registered; the list is registered as `{prefix}experts`."""
-    out = []
-    for e in range(n_experts):
-        out.append(tuple(new.normal(f"{prefix}{name}{e}", shape, scale=float(scale * shape[0] ** -0.5), dtype=dtype)
-                         for name, shape in (("W_gate", (d_model, d_ff)), ("W_up", (d_model, d_ff)),
-                                             ("W_down", (d_ff, d_model)))))
-    names = ", ".join(f"({prefix}W_gate{e}, {prefix}W_up{e}, {prefix}W_down{e})" for e in range(n_experts))
-    return new.let(f"{prefix}experts", out, f"[{names}]")
+def _experts(new, d_model, d_ff, n_experts, dtype="float64", scale=1.0, prefix="", tag=""):
+    """n_experts SwiGLU experts, each array registered; the list is registered as `{prefix}experts{tag}`."""
+    arrays = [new.normal(f"{prefix}{name}{e}{tag}", shape, scale=float(scale * shape[0] ** -0.5), dtype=dtype)
+              for e in range(n_experts)
+              for name, shape in (("W_gate", (d_model, d_ff)), ("W_up", (d_model, d_ff)), ("W_down", (d_ff, d_model)))]
+    return _expert_list(new, arrays, f"{prefix}experts{tag}")
 
 
-def _layer(new, lead, d_model, d_ff, n_experts, dtype="float64"):
-    x = new.normal("x", (*lead, d_model), dtype=dtype)
-    W_router = new.normal("W_router", (d_model, n_experts), scale=float(2.0 / np.sqrt(d_model)), dtype=dtype)
-    return x, W_router, _experts(new, d_model, d_ff, n_experts, dtype)
+def _expert_list(new, arrays, name="experts"):
+    """The list of (W_gate, W_up, W_down) tuples made of registered arrays, three per expert."""
+    experts = [tuple(arrays[i:i + 3]) for i in range(0, len(arrays), 3)]
+    shown = ", ".join("(" + ", ".join(new.name_of(w) for w in e) + ")" for e in experts)
+    return new.let(name, experts, f"[{shown}]")
 
 
-def _expect_same(out, want, what, against, dtype="float64"):
-    """expect_close against something other than the reference, named in the message."""
-    try:
-        return expect_close(out, want, what, dtype)
-    except CheckFailed as failure:
-        raise CheckFailed(failure.message.replace("differs from the reference", f"differs from {against}", 1),
-                          kind=failure.kind) from None
+def _layer(new, lead, d_model, d_ff, n_experts, dtype="float64", tag=""):
+    x = new.normal(f"x{tag}", (*lead, d_model), dtype=dtype)
+    W_router = new.normal(f"W_router{tag}", (d_model, n_experts), scale=float(2.0 / np.sqrt(d_model)), dtype=dtype)
+    return x, W_router, _experts(new, d_model, d_ff, n_experts, dtype, tag=tag)
 
 
 def _f64(x, W_router, experts):
@@ -111,9 +106,9 @@ def test_agrees(impl, new, ref, lead, d_model, d_ff, n_experts, top_k, dtype):
 def test_dense(impl, new, lead, d_model, d_ff, n_experts, dtype="float64"):
     x, W_router, experts = _layer(new, lead, d_model, d_ff, n_experts, dtype)
     out = _run(impl, x, W_router, experts, n_experts)
-    _expect_same(out, _mix64(x, W_router, experts, n_experts, dense=True),
-                 f"moe_layer(x, W_router, experts, top_k={n_experts})",
-                 "the dense mixture sum_e softmax(x @ W_router)_e * swiglu_e(x)", dtype)
+    expect_close(out, _mix64(x, W_router, experts, n_experts, dense=True),
+                 f"moe_layer(x, W_router, experts, top_k={n_experts})", dtype,
+                 against="the dense mixture sum_e softmax(x @ W_router)_e * swiglu_e(x)")
 
 
 @check("permuting the experts together with the router's columns changes nothing", [
@@ -128,7 +123,6 @@ def test_permuted(impl, new, lead, d_model, d_ff, n_experts, top_k):
     W_perm = new.let("W_router_perm", W_router[:, order], "W_router[:, perm]")
     experts_perm = new.let("experts_perm", [experts[i] for i in order], "[experts[i] for i in perm]")
     out = _run(impl, x, W_router, experts, top_k)
-    expect_inputs_unchanged()  # else the second call would see other inputs
     what = f"moe_layer(x, W_router_perm, experts_perm, top_k={top_k})"
     out2 = _run(impl, x, W_perm, experts_perm, top_k, what)
     bad = ~np.isclose(np.asarray(out2, np.float64), np.asarray(out, np.float64), rtol=1e-6, atol=1e-9)
@@ -173,7 +167,6 @@ def test_unpicked(impl, new, lead, d_model, d_ff, n_experts, top_k):
     swapped = new.let("swapped", [other if e == cold else experts[e] for e in range(n_experts)],
                       f"[other_experts[0] if e == {cold} else experts[e] for e in range({n_experts})]")
     out = _run(impl, x, W_router, experts, top_k)
-    expect_inputs_unchanged()  # else the second call would see other inputs
     out2 = _run(impl, x, W_router, swapped, top_k, f"moe_layer(x, W_router, swapped, top_k={top_k})")
     bad = ~np.isclose(np.asarray(out2, np.float64), np.asarray(out, np.float64), rtol=1e-6, atol=1e-9)
     if np.any(bad):
@@ -262,42 +255,61 @@ def test_follows_weights(impl, new, lead, d_model, d_ff, n_experts, top_k):
     x, W_router, experts = _layer(new, lead, d_model, d_ff, n_experts)
     doubled = new.let("doubled", [(g, u, d * 2) for g, u, d in experts], "[(g, u, d * 2) for g, u, d in experts]")
     out = np.asarray(_run(impl, x, W_router, experts, top_k), np.float64)
-    expect_inputs_unchanged()  # else the second call would see other inputs
     out2 = np.asarray(_run(impl, x, W_router, doubled, top_k, f"moe_layer(x, W_router, doubled, top_k={top_k})"),
                       np.float64)
     if np.allclose(out2, out, rtol=1e-6, atol=1e-9) and np.max(np.abs(out)) > 1e-6:
         raise CheckFailed("doubling every expert's W_down left the output exactly as it was: the call did not use "
-                          "the weights it was given, so something from an earlier call was kept and reused",
-                          bug="experts_cached_between_calls")
-    _expect_same(out2, 2 * out, "moe_layer(x, W_router, doubled)", "2 * moe_layer(x, W_router, experts)")
+                          "the weights it was given, so something from an earlier call was kept and reused")
+    expect_close(out2, 2 * out, "moe_layer(x, W_router, doubled)", against="2 * moe_layer(x, W_router, experts)")
 
 
-@check("works on inputs that are views, Fortran-ordered or read-only", [
+@check(LAYOUT_CHECK, layout_cases([
     {"B": 2, "T": 3, "d_model": 4, "d_ff": 5, "n_experts": 3, "top_k": 2, "seed": 0},
     {"B": 3, "T": 2, "d_model": 2, "d_ff": 3, "n_experts": 4, "top_k": 1, "seed": 1},
-], valid=fits)
-def test_layouts(impl, new, ref, B, T, d_model, d_ff, n_experts, top_k):
+]), shrink=False)
+def test_layouts(impl, new, ref, layout, B, T, d_model, d_ff, n_experts, top_k):
     x, W_router, experts = _layer(new, (B, T), d_model, d_ff, n_experts)
-    expected = ref.moe_layer(x, W_router, experts, top_k)
-    W_ro = new.let("W_router_ro", np.broadcast_to(W_router, W_router.shape),
-                   "np.broadcast_to(W_router, W_router.shape)")
-    odd = new.let("odd_experts", [(np.asfortranarray(g), np.broadcast_to(u, u.shape), np.repeat(d, 2, axis=1)[:, ::2])
-                                  for g, u, d in experts],
-                  "[(np.asfortranarray(g), np.broadcast_to(u, u.shape), np.repeat(d, 2, axis=1)[:, ::2]) "
-                  "for g, u, d in experts]")
-    x_f = new.let("x_f", np.asfortranarray(x), "np.asfortranarray(x)")
-    x_view = new.let("x_view", np.repeat(x, 2, axis=2)[:, :, ::2], "np.repeat(x, 2, axis=2)[:, :, ::2]")
-    for name, arr in (("x_f", x_f), ("x_view", x_view)):
-        what = f"moe_layer({name}, W_router_ro, odd_experts, top_k={top_k})"
-        expect_close(_run(impl, arr, W_ro, odd, top_k, what), expected, what)
-        expect_inputs_unchanged()  # else the next call would see other inputs
-    logits = x.reshape(-1, d_model) @ W_router
-    for name, arr, src in (("logits_f", np.asfortranarray(logits), "np.asfortranarray(x.reshape(-1, %d) @ W_router)"),
-                           ("logits_view", np.repeat(logits, 2, axis=1)[:, ::2],
-                            "np.repeat(x.reshape(-1, %d) @ W_router, 2, axis=1)[:, ::2]")):
-        arr = new.let(name, arr, src % d_model)
-        loss = _loss(impl, arr, top_k, f"load_balancing_loss({name}, top_k={top_k})")
-        expect_close(loss, ref.load_balancing_loss(logits, top_k), f"load_balancing_loss({name}, top_k={top_k})")
+    logits = new.let("router_logits", x.reshape(-1, d_model) @ W_router, f"x.reshape(-1, {d_model}) @ W_router")
+    expected, expected_loss = ref.moe_layer(x, W_router, experts, top_k), ref.load_balancing_loss(logits, top_k)
+    # every array in the layout, under the same names
+    x, W_router, logits, *arrays = new.relayout(layout, x, W_router, logits, *(w for e in experts for w in e))
+    experts = _expert_list(new, arrays)
+    what = f"moe_layer(x, W_router, experts{'' if top_k == 2 else f', top_k={top_k}'})"
+    expect_close(_run(impl, x, W_router, experts, top_k), expected, what)
+    expect_close(_loss(impl, logits, top_k), expected_loss, _loss_call(top_k))
+
+
+# (lead, d_model, d_ff, n_experts, top_k) of successive moe_layer calls, and (N, n_experts, top_k)
+# of load_balancing_loss calls: a first size, the same sizes with other values, larger, smaller
+SEQUENCE = [((5,), 4, 6, 4, 2), ((5,), 4, 6, 4, 2), ((3, 4), 6, 3, 5, 3), ((2,), 2, 2, 2, 1)]
+LOSS_SEQUENCE = [(6, 4, 2), (6, 4, 2), (11, 5, 3), (2, 3, 1)]
+
+
+@check("calls do not affect each other (same sizes with other values, other sizes, results kept)",
+       [{"dtype": "float64", "seed": 0}, {"dtype": "float32", "seed": 1}], shrink=False)
+def test_results_kept(impl, new, ref, dtype):
+    calls = []
+    for n, (lead, d_model, d_ff, n_experts, top_k) in enumerate(SEQUENCE, 1):
+        x, W_router, experts = _layer(new, lead, d_model, d_ff, n_experts, dtype, tag=str(n))
+        calls.append((lambda a=(x, W_router, experts, top_k): impl.moe_layer(*a),
+                      ref.moe_layer(*_f64(x, W_router, experts), top_k)))
+    for n, (N, n_experts, top_k) in enumerate(LOSS_SEQUENCE, 1):
+        logits = new.normal(f"router_logits{n}", (N, n_experts), scale=1.5, dtype=dtype)
+        calls.append((lambda z=logits, k=top_k: impl.load_balancing_loss(z, k),
+                      ref.load_balancing_loss(np.asarray(logits, np.float64), top_k)))
+    expect_repeatable(impl, calls, dtype)
+
+
+@check("many tokens (N = 4100): each comes out as the reference has it", [
+    {"N": 4100, "d_model": 3, "d_ff": 2, "n_experts": 4, "top_k": 2, "seed": 0},
+], shrink=False)
+def test_many_tokens(impl, new, ref, N, d_model, d_ff, n_experts, top_k):
+    x, W_router, experts = _layer(new, (N,), d_model, d_ff, n_experts)
+    expect_close(_run(impl, x, W_router, experts, top_k), ref.moe_layer(x, W_router, experts, top_k),
+                 f"moe_layer(x, W_router, experts) with {N} tokens")
+    logits = new.let("router_logits", x @ W_router, "x @ W_router")
+    expect_close(_loss(impl, logits, top_k), ref.load_balancing_loss(logits, top_k),
+                 f"load_balancing_loss(router_logits) with {N} tokens")
 
 
 @check("moe_layer raises ValueError when top_k < 1 or top_k > n_experts", [

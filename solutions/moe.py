@@ -52,9 +52,10 @@ def moe_layer(x, W_router, experts, top_k=2):
         columns changes nothing; that the weights of an expert no token picks do not
         matter; that no token is dropped when every token picks the same expert; ties;
         router logits in the thousands, of either sign; that the output follows the
-        experts' weights (doubling every W_down doubles it); the ValueErrors; that no
-        input is modified. Your functions are called many times, on inputs that may be
-        views, Fortran-ordered or read-only, and at large sizes where that is cheap.
+        experts' weights (doubling every W_down doubles it); thousands of tokens; the
+        ValueErrors. Both functions are called many times, on inputs that may be views,
+        Fortran-ordered or read-only; they must leave them unchanged, and what they
+        return must stay as it was when later calls are made.
 
     Time budget: 35 minutes.
     """
@@ -117,9 +118,9 @@ def load_balancing_loss(router_logits, top_k=2):
     What the grader checks
         agreement with the reference on several seeds and shapes in float64 and float32,
         including experts that no token picks and a token whose logits are all equal;
-        that uniform routing gives top_k; logits in the thousands; that the result is a
-        float or a NumPy floating scalar; the ValueErrors; that router_logits is left
-        unchanged.
+        that uniform routing gives top_k; logits in the thousands; thousands of tokens;
+        that the result is a float or a NumPy floating scalar; the ValueErrors; that
+        router_logits is left unchanged.
     """
     n_tokens, n_experts = router_logits.shape
     _check_top_k(top_k, n_experts)

@@ -61,9 +61,10 @@ def transformer_block(x, params, n_heads, n_kv_heads, positions=None, eps=1e-6, 
         positions up to the hundred thousands; float32 below 200); that all-zero W_o and
         W_down give x back, and that each sub-layer adds its output to the stream;
         scores in the thousands; a row of zeros in x; custom positions, base and eps;
-        the three ValueErrors; that no input is modified. Your function is called many
-        times, on inputs that may be views, Fortran-ordered or read-only, and at large
-        sizes where that is cheap.
+        sequences longer than 1024; the three ValueErrors. The function is called many
+        times, on inputs that may be views, Fortran-ordered or read-only; it must leave
+        them unchanged, and what it returns must stay as it was when later calls are
+        made.
 
     Time budget: 45 minutes.
     """

@@ -1,7 +1,6 @@
 """Mistakes candidates make in mixture-of-experts routing and its load-balancing loss.
 
-Every entry is BASE, a plain correct answer, with one small edit. `stateful` marks, in a
-comment, the entries whose wrong answer depends on earlier calls.
+Every entry is BASE, a plain correct answer, with one small edit.
 """
 from graders.bugs import Bug, edited
 
@@ -127,7 +126,7 @@ BUGS = [
         "the logits are clipped to [-50, 50] before exp: no overflow, but logits beyond the clip become equal "
         "and the wrong experts get picked; subtracting the row max is exact",
         _variant((SHIFT, "    e = np.exp(np.clip(z, -50, 50))\n"))),
-    # stateful: stacked weights are kept per shape, so later experts of the same shapes are ignored
+    # stacked weights are kept per shape, so later experts of the same shapes are ignored
     Bug("experts_cached_between_calls", "test_follows_weights",
         "the experts' weights are stacked once and kept in a module-level cache keyed by their shapes, so a "
         "later call with other experts of the same shapes reuses the first ones; build them on every call",
@@ -138,7 +137,22 @@ BUGS = [
                   "        _STACKED[key] = [tuple(np.array(w) for w in ex) for ex in experts]\n"
                   "    for e in range(n_experts):\n        rows, slot = np.nonzero(top == e)\n"
                   "        if len(rows) > 0:\n            y = _swiglu(tokens[rows], *_STACKED[key][e])\n"
-                  "            out[rows] += weights[rows, slot][:, None] * y\n"))),
+                  "            out[rows] += weights[rows, slot][:, None] * y\n")),
+        stateful=True),
+    # the output lives in a module-level buffer kept per shape and is returned as a view of it
+    Bug("output_buffer_reused", "test_results_kept",
+        "the output is accumulated in a buffer kept between calls (one per shape) and returned as a view of "
+        "it: the next call of the same shape overwrites the result the caller still holds; start from a new "
+        "array on every call",
+        _variant(("import numpy as np\n", "import numpy as np\n\n_OUT = {}\n"),
+                 ("    out = np.zeros(tokens.shape)\n",
+                  "    out = _OUT.setdefault(tokens.shape, np.zeros(tokens.shape))\n    out[...] = 0\n")),
+        stateful=True),
+    Bug("output_table_of_4096_tokens", "test_many_tokens",
+        "the output rows come from a table made for at most 4096 tokens; a call with more tokens overflows it. "
+        "Size the output by the number of tokens of the call",
+        _variant(("    out = np.zeros(tokens.shape)\n",
+                  "    out = np.zeros((4096, d_model))[:len(tokens)]\n"))),
     # --- the contract
     Bug("no_top_k_check", "test_raises_top_k",
         "top_k outside 1..n_experts is not refused: argsort(...)[:, :top_k] quietly takes fewer experts (or "

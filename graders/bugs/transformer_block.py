@@ -1,7 +1,6 @@
 """Mistakes candidates make when they assemble the pre-norm decoder layer.
 
-Every entry but one is BASE, a plain correct answer, with one small edit. `stateful` marks,
-in a comment, the entries whose wrong answer depends on earlier calls.
+Every entry but one is BASE, a plain correct answer, with one small edit.
 """
 from graders.bugs import Bug, edited
 
@@ -148,14 +147,31 @@ BUGS = [
         "the angle table is computed in float32: at a position near 1e5 an angle of that size keeps only about "
         "two decimals of a radian; compute positions * freqs in float64 and cast cos and sin afterwards",
         _variant((ANGLES, "    angles = np.outer(positions, freqs).astype(np.float32)\n"))),
-    # stateful: the frequencies of the first base seen for a head size are kept for every later call
+    # the frequencies of the first base seen for a head size are kept for every later call
     Bug("freqs_cached_by_head_size", "test_positions_base_eps",
         "the RoPE frequencies are kept in a module-level cache keyed by the head size alone, so a later call "
         "with another base reuses the first call's; compute them on every call (they cost d_head/2 powers)",
         _variant(("import numpy as np\n", "import numpy as np\n\n_FREQS = {}\n"),
                  (FREQS, "    if d_head not in _FREQS:\n"
                          "        _FREQS[d_head] = base ** (-2.0 * np.arange(half) / d_head)\n"
-                         "    freqs = _FREQS[d_head]\n"))),
+                         "    freqs = _FREQS[d_head]\n")),
+        stateful=True),
+    # the result is written into a module-level buffer kept per shape, so the next call of the
+    # same shape overwrites what the last one returned
+    Bug("output_buffer_reused", "test_results_kept",
+        "the output is written into a buffer kept between calls (one per shape) and returned as it is: the "
+        "next call of the same shape overwrites the result the caller still holds; return a new array",
+        _variant(("import numpy as np\n", "import numpy as np\n\n_OUT = {}\n"),
+                 (FFN_RESIDUAL, '    out = _OUT.setdefault(x.shape, np.empty(x.shape))\n'
+                                '    np.add(h, (silu * up) @ params["W_down"], out=out)\n'
+                                '    return out\n')),
+        stateful=True),
+    Bug("causal_mask_table_1024", "test_long_sequence",
+        "the causal mask is cut from a table built once for 1024 positions, so a longer sequence cannot be "
+        "masked; build the (T, T) mask for the T of the call",
+        _variant(("import numpy as np\n",
+                  "import numpy as np\n\n_MASK = np.triu(np.ones((1024, 1024), dtype=bool), k=1)\n"),
+                 ("    mask = np.triu(np.ones((T, T), dtype=bool), k=1)\n", "    mask = _MASK[:T, :T]\n"))),
     # --- where the norms and the residuals go
     Bug("post_norm", "test_zero_sublayers",
         "RMSNorm is applied after each residual add (post-norm, the 2017 layout): the pre-norm layer normalises "

@@ -39,9 +39,10 @@ def transformer_block(x, params, n_heads, n_kv_heads, positions=None, eps=1e-6, 
             g = h // group
             qs = [_turn(q[t, h * d:(h + 1) * d], pos[t], base) for t in range(T)]
             ks = [_turn(k[t, g * d:(g + 1) * d], pos[t], base) for t in range(T)]
+            keys = np.array(ks)
             rows = []
             for i in range(T):
-                s = np.array([qs[i] @ ks[j] / math.sqrt(d) for j in range(i + 1)])
+                s = keys[:i + 1] @ qs[i] / math.sqrt(d)        # query i against keys 0..i
                 w = np.exp(s - s.max())
                 w /= w.sum()
                 rows.append(w @ v[:i + 1, g * d:(g + 1) * d])
