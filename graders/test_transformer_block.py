@@ -83,40 +83,45 @@ def _run(impl, x, params, n_heads, n_kv_heads, what=None, **kw):
 
 # ----------------------------------------------------------------------------- known variants
 
-def _variant(x, p, n_heads, n_kv_heads, positions=None, eps=1e-6, base=10000.0,
+def _variant(x, p, n_heads, n_kv_heads, positions=None, eps=1e-6, base=10000.0, rows=None,
              interleaved=False, rope_values=False, rope_width=False):
-    """The block in float64 with one RoPE convention changed, to say what an attempt computed."""
+    """The block in float64, with one RoPE convention changed to say what an attempt computed;
+    with `rows`, the output of those rows only (each sees the rows up to itself), which for a
+    long sequence costs O(T) rather than O(T^2)."""
     x, p = _f64(x, p)
     B, T, _ = x.shape
     d_head = p["W_q"].shape[1] // n_heads
-    pos = np.arange(T) if positions is None else np.asarray(positions)
+    pos = (np.arange(T) if positions is None else np.asarray(positions)).astype(np.float64)
+    rows = np.arange(T) if rows is None else np.asarray(rows)
 
-    def rope(t, d):   # t (B, T, n * d): every block of d features is rotated on its own
-        ang = pos[:, None].astype(np.float64) * base ** (-2.0 * np.arange(d // 2) / d)
-        t = t.reshape(B, T, -1, d)
+    def rope(t, d, at):   # t (B, len(at), n * d): every block of d features is rotated on its own
+        ang = at[:, None] * base ** (-2.0 * np.arange(d // 2) / d)
+        t = t.reshape(B, len(at), -1, d)
         c, s = np.cos(ang)[:, None], np.sin(ang)[:, None]
         a, b = (t[..., 0::2], t[..., 1::2]) if interleaved else (t[..., :d // 2], t[..., d // 2:])
         out = np.concatenate([a * c - b * s, b * c + a * s], axis=-1)
         if interleaved:
             out = np.stack([out[..., :d // 2], out[..., d // 2:]], axis=-1)
-        return out.reshape(B, T, -1)
+        return out.reshape(B, len(at), -1)
 
-    def turn(t):
-        return rope(t, t.shape[-1]) if rope_width else rope(t, d_head)
+    def turn(t, at):
+        return rope(t, t.shape[-1] if rope_width else d_head, at)
 
     def heads(t):
-        return t.reshape(B, T, -1, d_head).transpose(0, 2, 1, 3)
+        return t.reshape(B, t.shape[1], -1, d_head).transpose(0, 2, 1, 3)
 
     def norm(t, w):
         return t / np.sqrt(np.mean(t * t, axis=-1, keepdims=True) + eps) * w
 
     a = norm(x, p["attn_norm"])
     group = n_heads // n_kv_heads
-    q, k = heads(turn(a @ p["W_q"])), np.repeat(heads(turn(a @ p["W_k"])), group, axis=1)
-    v = np.repeat(heads(turn(a @ p["W_v"]) if rope_values else a @ p["W_v"]), group, axis=1)
-    s = q @ k.swapaxes(-1, -2) / np.sqrt(d_head) + np.triu(np.full((T, T), -np.inf), 1)
+    q, k = heads(turn(a[:, rows] @ p["W_q"], pos[rows])), np.repeat(heads(turn(a @ p["W_k"], pos)), group, axis=1)
+    v = np.repeat(heads(turn(a @ p["W_v"], pos) if rope_values else a @ p["W_v"]), group, axis=1)
+    future = np.where(np.arange(T)[None, :] > rows[:, None], -np.inf, 0.0)        # (rows, T)
+    s = q @ k.swapaxes(-1, -2) / np.sqrt(d_head) + future
     w = np.exp(s - s.max(axis=-1, keepdims=True))
-    h = x + ((w / w.sum(axis=-1, keepdims=True)) @ v).transpose(0, 2, 1, 3).reshape(B, T, -1) @ p["W_o"]
+    ctx = ((w / w.sum(axis=-1, keepdims=True)) @ v).transpose(0, 2, 1, 3).reshape(B, len(rows), -1)
+    h = x[:, rows] + ctx @ p["W_o"]
     f = norm(h, p["ffn_norm"])
     g = f @ p["W_gate"]
     with np.errstate(over="ignore"):
@@ -142,7 +147,7 @@ def expect_block_close(out, expected, what, dtype, x, params, n_heads, n_kv_head
 
 # ----------------------------------------------------------------------------- the checks
 
-@check("returns an array of shape (B, T, d_model)", CASES)
+@check("returns an array of shape (B, T, d_model)", CASES[::2])
 def test_shape(impl, new, B, T, n_kv_heads, group, d_half, d_model, d_ff):
     x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff)
     _run(impl, x, params, n_heads, n_kv_heads)
@@ -157,7 +162,6 @@ def test_agrees(impl, new, ref, B, T, n_kv_heads, group, d_half, d_model, d_ff, 
 
 
 @check("causal: changing the later rows of x leaves the earlier outputs unchanged", [
-    dict(SMALL, T=6, t=3, seed=0),
     {"B": 1, "T": 5, "t": 1, "n_kv_heads": 1, "group": 3, "d_half": 1, "d_model": 4, "d_ff": 3, "seed": 1},
     {"B": 2, "T": 7, "t": 4, "n_kv_heads": 3, "group": 1, "d_half": 3, "d_model": 6, "d_ff": 5, "seed": 2},
 ], valid=lambda c: c["t"] < c["T"])
@@ -177,7 +181,6 @@ def test_causal(impl, new, B, T, t, n_kv_heads, group, d_half, d_model, d_ff):
 
 @check("prefix invariance: the first t rows of x alone give the first t outputs", [
     dict(SMALL, T=6, t=2, seed=3),
-    {"B": 1, "T": 4, "t": 3, "n_kv_heads": 2, "group": 1, "d_half": 2, "d_model": 3, "d_ff": 7, "seed": 4},
     dict(SMALL, T=5, t=4, dtype="float32", seed=5),
 ], valid=lambda c: c["t"] < c["T"])
 def test_prefix(impl, new, B, T, t, n_kv_heads, group, d_half, d_model, d_ff, dtype="float64"):
@@ -190,11 +193,10 @@ def test_prefix(impl, new, B, T, t, n_kv_heads, group, d_half, d_model, d_ff, dt
 
 
 @check("adding a constant to every position changes nothing", [
-    dict(SMALL, T=5, shift=5000, seed=0),
     {"B": 1, "T": 4, "n_kv_heads": 1, "group": 2, "d_half": 3, "d_model": 6, "d_ff": 5, "shift": 123457, "seed": 1},
     {"B": 2, "T": 1, "n_kv_heads": 2, "group": 1, "d_half": 2, "d_model": 3, "d_ff": 4, "shift": 7, "seed": 2},
     dict(SMALL, T=6, shift=137, dtype="float32", seed=3),
-], valid=lambda c: c["shift"] in (5000, 123457, 7, 137))   # shrink the sizes, not the shift
+], valid=lambda c: c["shift"] in (123457, 7, 137))   # shrink the sizes, not the shift
 def test_shift(impl, new, B, T, n_kv_heads, group, d_half, d_model, d_ff, shift, dtype="float64"):
     x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype)
     positions = _positions(new, T, 60)
@@ -219,7 +221,6 @@ def _zeroed(new, params, *names):
 
 
 @check("all-zero W_o and W_down give x back", [
-    dict(SMALL, T=3, seed=0),
     {"B": 1, "T": 5, "n_kv_heads": 1, "group": 2, "d_half": 1, "d_model": 7, "d_ff": 3, "seed": 1},
     dict(SMALL, dtype="float32", seed=2),
 ])
@@ -298,10 +299,9 @@ def test_zero_row(impl, new, ref, B, T, n_kv_heads, group, d_half, d_model, d_ff
 
 
 @check("uses the positions, base and eps it is given", [
-    dict(SMALL, T=5, top=60, seed=0),
     {"B": 1, "T": 4, "n_kv_heads": 1, "group": 2, "d_half": 3, "d_model": 7, "d_ff": 4, "top": 100000, "seed": 1},
     dict(SMALL, T=3, top=150, dtype="float32", seed=2),
-], valid=lambda c: c["top"] in (60, 100000, 150))   # shrink the sizes, not the largest position
+], valid=lambda c: c["top"] in (100000, 150))   # shrink the sizes, not the largest position
 def test_positions_base_eps(impl, new, ref, B, T, n_kv_heads, group, d_half, d_model, d_ff, top, dtype="float64"):
     x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff, dtype)
     positions = _positions(new, T, top)
@@ -314,10 +314,7 @@ def test_positions_base_eps(impl, new, ref, B, T, n_kv_heads, group, d_half, d_m
                            positions=positions, **kw)
 
 
-@check(LAYOUT_CHECK, layout_cases([
-    dict(SMALL, T=5, seed=0),
-    {"B": 3, "T": 2, "n_kv_heads": 1, "group": 1, "d_half": 1, "d_model": 4, "d_ff": 3, "seed": 1},
-]), shrink=False)
+@check(LAYOUT_CHECK, layout_cases([dict(SMALL, T=5, seed=0)]), shrink=False)
 def test_layouts(impl, new, ref, layout, B, T, n_kv_heads, group, d_half, d_model, d_ff):
     x, params, n_heads = _layer(new, B, T, n_kv_heads, group, d_half, d_model, d_ff)
     positions = _positions(new, T, 40)
@@ -346,16 +343,17 @@ def test_results_kept(impl, new, ref, dtype):
     expect_repeatable(impl, calls, dtype)
 
 
-@check("long sequences: T beyond 1024 positions", [{"T": 1100, "seed": 0}], shrink=False)
-def test_long_sequence(impl, new, ref, T):
+@check("long sequences: T beyond 1024 positions", [{"T": 1030, "seed": 0}], shrink=False)
+def test_long_sequence(impl, new, T):
     x, params, n_heads = _layer(new, 1, T, 1, 1, 1, 3, 2)
-    expected = ref.transformer_block(x, params, n_heads, 1)
-    expect_close(_run(impl, x, params, n_heads, 1), expected, f"{CALL.format(n_heads, 1)} with T = {T}")
+    out = _run(impl, x, params, n_heads, 1)
+    rows = [0, 1, T // 2, T - 2, T - 1]     # worked out alone: each row sees the rows up to itself
+    expect_close(np.asarray(out)[:, rows], _variant(x, params, n_heads, 1, rows=rows),
+                 f"rows {rows} of {CALL.format(n_heads, 1)} with T = {T}")
 
 
 @check("raises ValueError when n_heads does not divide W_q.shape[1]", [
     {"q_cols": 9, "n_heads": 2, "n_kv_heads": 1}, {"q_cols": 8, "n_heads": 3, "n_kv_heads": 3},
-    {"q_cols": 12, "n_heads": 5, "n_kv_heads": 1},
 ], shrink=False)
 def test_raises_heads(impl, new, q_cols, n_heads, n_kv_heads):
     x, params, _ = _layer(new, 2, 3, n_kv_heads, 1, 1, 4, 5)
@@ -369,7 +367,7 @@ def test_raises_heads(impl, new, q_cols, n_heads, n_kv_heads):
 
 
 @check("raises ValueError when n_kv_heads does not divide n_heads", [
-    {"n_heads": 6, "n_kv_heads": 4}, {"n_heads": 3, "n_kv_heads": 2}, {"n_heads": 2, "n_kv_heads": 4},
+    {"n_heads": 6, "n_kv_heads": 4}, {"n_heads": 2, "n_kv_heads": 4},
 ], shrink=False)
 def test_raises_kv_heads(impl, new, n_heads, n_kv_heads):
     x, params, _ = _layer(new, 2, 3, 1, 1, 1, 5, 4)
@@ -382,8 +380,7 @@ def test_raises_kv_heads(impl, new, n_heads, n_kv_heads):
 
 
 @check("raises ValueError when d_head is odd (RoPE needs pairs)", [
-    {"n_heads": 2, "n_kv_heads": 1, "d_head": 3}, {"n_heads": 1, "n_kv_heads": 1, "d_head": 1},
-    {"n_heads": 4, "n_kv_heads": 2, "d_head": 5},
+    {"n_heads": 2, "n_kv_heads": 1, "d_head": 3}, {"n_heads": 4, "n_kv_heads": 2, "d_head": 5},
 ], shrink=False)
 def test_raises_odd_head(impl, new, n_heads, n_kv_heads, d_head):
     x, params, _ = _layer(new, 1, 3, 1, 1, 1, 6, 4)
