@@ -14,7 +14,6 @@ CASES = [
     {"lead": (2, 3), "d_model": 5, "d_ff": 3, "n_experts": 5, "top_k": 3, "seed": 2},
     {"lead": (7,), "d_model": 1, "d_ff": 2, "n_experts": 3, "top_k": 2, "seed": 3},
     {"lead": (1,), "d_model": 2, "d_ff": 4, "n_experts": 1, "top_k": 1, "seed": 4},
-    {"lead": (3, 2), "d_model": 6, "d_ff": 7, "n_experts": 6, "top_k": 2, "seed": 5},
 ]
 DTYPES = [dict(c, dtype=d) for c in CASES for d in ("float64", "float32")]
 
@@ -350,7 +349,6 @@ def test_inputs_unchanged(impl, new, lead, d_model, d_ff, n_experts, top_k, dtyp
 # ----------------------------------------------------------------------------- load_balancing_loss
 
 LOSS_CASES = [
-    {"N": 8, "n_experts": 4, "top_k": 2, "seed": 0},
     {"N": 1, "n_experts": 3, "top_k": 1, "seed": 1},
     {"N": 7, "n_experts": 5, "top_k": 3, "seed": 2},
     {"N": 5, "n_experts": 1, "top_k": 1, "seed": 3},
