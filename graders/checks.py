@@ -179,8 +179,13 @@ def _attempt_frame(exc: BaseException, path: str | None) -> str:
 
 
 def _differs(a: Any, b: Any) -> bool:
+    """True when an argument was written into: an array, or a tuple, list or dict holding arrays."""
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) != len(b) or any(_differs(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() != b.keys() or any(_differs(a[k], b[k]) for k in a)
     return False
 
 
