@@ -178,6 +178,26 @@ def _attempt_frame(exc: BaseException, path: str | None) -> str:
     return where
 
 
+def copy_args(value: Any) -> Any:
+    """A deep copy of a call's arguments in which read-only arrays stay read-only, so that a
+    replay of the call meets the inputs the attempt met."""
+    copied = copy.deepcopy(value)
+    _keep_read_only(value, copied)
+    return copied
+
+
+def _keep_read_only(a: Any, b: Any) -> None:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        if not a.flags.writeable:
+            b.flags.writeable = False
+    elif isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        for x, y in zip(a, b):
+            _keep_read_only(x, y)
+    elif isinstance(a, dict) and isinstance(b, dict):
+        for k in a.keys() & b.keys():
+            _keep_read_only(a[k], b[k])
+
+
 def _differs(a: Any, b: Any) -> bool:
     """True when an argument was written into: an array, or a tuple, list or dict holding arrays."""
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
@@ -199,7 +219,7 @@ class Recorded:
         inputs = LOG.inputs
         source = f"{self.name}({_render_args(args, kwargs, inputs)})"
         small = LOG.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
-        before = copy.deepcopy((args, kwargs)) if small else None
+        before = copy_args((args, kwargs)) if small else None
         call = Call(self.name, *(before if small else ((), {})), source=source, recorded=small)
         LOG.calls.append(call)
         try:

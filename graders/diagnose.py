@@ -7,7 +7,6 @@ other recorded calls wins; a tie names both.
 """
 from __future__ import annotations
 
-import copy
 import warnings
 from types import SimpleNamespace
 from typing import Any
@@ -16,7 +15,7 @@ import numpy as np
 
 from graders import bugs as bug_catalogue
 from graders.attempt import load, reference_path
-from graders.checks import Call, _differs, tolerance
+from graders.checks import Call, _differs, copy_args, tolerance
 
 
 def _dtype_of(call: Call) -> np.dtype:
@@ -64,7 +63,7 @@ def _replay(bug, call: Call, args: tuple, kwargs: dict) -> Any:
 def agrees(bug, call: Call) -> bool:
     if not call.recorded:
         return False
-    args, kwargs = copy.deepcopy((call.args, call.kwargs))
+    args, kwargs = copy_args((call.args, call.kwargs))
     outcome = _replay(bug, call, args, kwargs)
     # writing into the inputs is part of the behaviour: an in-place bug, whose return value is
     # right, must not explain every failure whose values are right, nor miss the one it causes
