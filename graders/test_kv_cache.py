@@ -132,8 +132,8 @@ def test_shapes(impl, new, B, t_past, t_new, n_heads, d_head):
 def test_agrees(impl, new, ref, B, t_past, t_new, n_heads, d_head, dtype):
     x, Ws = _inputs(new, B, t_new, n_heads, d_head, dtype)
     cache = _random_cache(new, B, t_past, n_heads, d_head, dtype)
-    got = _call(impl, x, Ws, n_heads, cache)
-    _expect_all(got, _expected(ref, x, Ws, n_heads, cache), "the call", dtype)
+    want = _expected(ref, x, Ws, n_heads, cache)   # first, in case the attempt writes into its inputs
+    _expect_all(_call(impl, x, Ws, n_heads, cache), want, "the call", dtype)
 
 
 # ----------------------------------------------------------------------------- chunks
@@ -181,6 +181,7 @@ def test_chunks(impl, new, ref, B, T, n_heads, d_head, split, dtype="float64"):
         end = start + n
         xc = new.let(f"x{c}", x[:, start:end].copy(), f"x[:, {start}:{end}].copy()")
         got = _call(impl, xc, Ws, n_heads, cache, (f"x{c}", f"cache{c}"))
+        expect_inputs_unchanged()  # else the later chunks would see other inputs
         what = (f"fed x ({T} positions) in chunks of {sizes}, each with the cache the previous call returned, "
                 f"chunk {c} (positions {start}..{end - 1}, t_past = {start})")
         _expect_whole(got, (whole[0][:, start:end], whole[1][:, :, :end], whole[2][:, :, :end]),
@@ -287,6 +288,7 @@ def test_state(impl, new, ref, B, n_heads, d_head, dtype="float64"):
     for n, (s, start, end) in enumerate(TURNS):
         xc = new.let(f"x{n}", xs[s][:, start:end].copy(), f"x_{s}[:, {start}:{end}].copy()")
         got = _call(impl, xc, Ws, n_heads, caches[s], (f"x{n}", f"cache_{s}"))
+        expect_inputs_unchanged()  # else the later calls would see other inputs
         want = (whole[s][0][:, start:end], whole[s][1][:, :, :end], whole[s][2][:, :, :end])
         what = (f"call {n + 1} of {len(TURNS)} (sequence {s}, positions {start}..{end - 1}, given the cache its "
                 f"previous call returned; the calls alternate between sequences a and b)")
@@ -325,8 +327,8 @@ def test_long_cache(impl, new, ref, B, t_past, t_new, n_heads, d_head, dtype="fl
     x, Ws = _inputs(new, B, t_new, n_heads, d_head, dtype)
     x_past = new.normal("x_past", (B, t_past, n_heads * d_head), dtype=dtype)
     cache = _projected_cache(new, x_past, Ws, n_heads)
-    got = _call(impl, x, Ws, n_heads, cache)
-    _expect_all(got, _expected(ref, x, Ws, n_heads, cache), f"the call with t_past = {t_past}", dtype)
+    want = _expected(ref, x, Ws, n_heads, cache)
+    _expect_all(_call(impl, x, Ws, n_heads, cache), want, f"the call with t_past = {t_past}", dtype)
 
 
 def _laid_out(new, name, src, src_name, layout):
@@ -359,8 +361,8 @@ def test_layouts(impl, new, ref, layout, B, t_past, t_new, n_heads, d_head):
     pair = [_laid_out(new, n, new.normal(n + "0", (B, n_heads, t_past, d_head)), n + "0", layout)
             for n in ("k_past", "v_past")]
     cache = new.let("cache", tuple(pair), "(k_past, v_past)")
-    got = _call(impl, x, Ws, n_heads, cache)
-    _expect_all(got, _expected(ref, x, Ws, n_heads, cache), f"the call on {layout} inputs", np.float64)
+    want = _expected(ref, x, Ws, n_heads, cache)
+    _expect_all(_call(impl, x, Ws, n_heads, cache), want, f"the call on {layout} inputs", np.float64)
 
 
 # ----------------------------------------------------------------------------- special values
@@ -396,9 +398,8 @@ def test_huge_scores(impl, new, ref, B, t_past, t_new, n_heads, d_head, dtype, x
     x, Ws = _inputs(new, B, t_new, n_heads, d_head, dtype, x_scale=x_scale, w_scale=1.0)
     x_past = new.normal("x_past", (B, t_past, n_heads * d_head), scale=x_scale, dtype=dtype)
     cache = _projected_cache(new, x_past, Ws, n_heads)
-    got = _call(impl, x, Ws, n_heads, cache)
-    low, high = _score_range(x, Ws, cache, n_heads)
-    _expect_special(got, _expected(ref, x, Ws, n_heads, cache), "the call", dtype,
+    want, (low, high) = _expected(ref, x, Ws, n_heads, cache), _score_range(x, Ws, cache, n_heads)
+    _expect_special(_call(impl, x, Ws, n_heads, cache), want, "the call", dtype,
                     f"the scores here run from {low.min():.3g} to {high.max():.3g}")
 
 
@@ -418,8 +419,8 @@ def test_zero_rows(impl, new, ref, B, t_past, t_new, n_heads, d_head, dtype):
     past[:, -1] = 0
     past = new.let("x_past", past, "x_past0.copy(); x_past[:, -1] = 0")
     cache = _projected_cache(new, past, Ws, n_heads)
-    got = _call(impl, x, Ws, n_heads, cache)
-    _expect_special(got, _expected(ref, x, Ws, n_heads, cache), "the call", dtype,
+    want = _expected(ref, x, Ws, n_heads, cache)
+    _expect_special(_call(impl, x, Ws, n_heads, cache), want, "the call", dtype,
                     "x is 0 at new positions 0, 2, ... and x_past at its last position, so those rows and "
                     "columns of the scores are exactly 0")
 
@@ -443,9 +444,8 @@ def test_far_below_zero(impl, new, ref, B, t_past, t_new, dtype):
     W_k = new.let("W_k", np.eye(4, dtype=dtype), f"np.eye(4, dtype=np.{dtype})")
     Ws = [W_q, W_k] + [new.normal(n, (4, 4), scale=0.5, dtype=dtype) for n in ("W_v", "W_o")]
     cache = _projected_cache(new, x_past, Ws, 2)
-    got = _call(impl, x, Ws, 2, cache)
-    low, high = _score_range(x, Ws, cache, 2)
-    _expect_special(got, _expected(ref, x, Ws, 2, cache), "the call", dtype,
+    want, (low, high) = _expected(ref, x, Ws, 2, cache), _score_range(x, Ws, cache, 2)
+    _expect_special(_call(impl, x, Ws, 2, cache), want, "the call", dtype,
                     f"every score of head 0 lies between {low[0]:.4g} and {high[0]:.4g}, those of head 1 "
                     f"between {low[1]:.3g} and {high[1]:.3g}")
 
@@ -466,8 +466,8 @@ def test_tiny_weights(impl, new, ref, t_past, n_far):
     x_past = new.let("x_past", seq[:, :t_past].copy(), f"seq[:, :{t_past}].copy()")
     x = new.let("x", seq[:, t_past:].copy(), f"seq[:, {t_past}:].copy()")
     cache = _projected_cache(new, x_past, Ws, 1)
-    got = _call(impl, x, Ws, 1, cache)
     want = _expected(ref, x, Ws, 1, cache)
+    got = _call(impl, x, Ws, 1, cache)
     found = _mismatch(got[0], want[0], *tolerance(np.float64))
     if found:
         n, (b, i, f), a, e = found
