@@ -127,6 +127,30 @@ class Inputs:
         return self.names.get(id(value))
 
 
+LAYOUTS = ("fortran", "swapped", "strided", "read-only")
+
+
+def laid_out(new: Inputs, name: str, src: np.ndarray, src_name: str, layout: str) -> np.ndarray:
+    """`src`'s numbers registered as `name` in another memory layout: Fortran order, axes 0 and 1
+    swapped in memory (neither C nor Fortran order), every other number of a larger buffer, or a
+    read-only copy. `src_name` is how the repro already calls `src`."""
+    if layout == "fortran":
+        value, expr = np.asfortranarray(src), f"np.asfortranarray({src_name})"
+    elif layout == "swapped":
+        value = np.ascontiguousarray(src.swapaxes(0, 1)).swapaxes(0, 1)
+        expr = f"np.ascontiguousarray({src_name}.swapaxes(0, 1)).swapaxes(0, 1)"
+    elif layout == "strided":
+        value = np.stack([src, np.zeros_like(src)], axis=-1)[..., 0]
+        expr = f"np.stack([{src_name}, np.zeros_like({src_name})], axis=-1)[..., 0]"
+    elif layout == "read-only":
+        value = src.copy()
+        value.flags.writeable = False
+        expr = f"{src_name}.copy(); {name}.flags.writeable = False"
+    else:
+        raise ValueError(f"unknown layout {layout!r}; one of {LAYOUTS}")
+    return new.let(name, value, expr)
+
+
 # ----------------------------------------------------------------------------- calls
 
 @dataclass

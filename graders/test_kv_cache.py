@@ -8,7 +8,7 @@ the agreement check also gives random ones, since the function must take any cac
 import numpy as np
 
 from graders.checks import (CheckFailed, check, expect_close, expect_inputs_unchanged, expect_raises,
-                            expect_shape, expect_tuple, tolerance)
+                            expect_shape, expect_tuple, laid_out, tolerance)
 
 FUNCTION = "attend_with_cache"
 SHAPES = "returns y (B, t_new, d_model) and the cache (k, v), each (B, n_heads, t_past + t_new, d_head)"
@@ -202,7 +202,8 @@ def _cache_findings(k_new, x, W_k, W_v, n_heads, rtol, atol):
     strided = keys.reshape(B, t, d_head, n_heads).transpose(0, 3, 1, 2)
     for label, other in (("the values, x @ W_v split into heads", _heads(values, n_heads)),
                          ("x @ W_k with head h taken from the strided columns h::n_heads", strided),
-                         ("x @ W_k split into heads and divided by sqrt(d_head)", _heads(keys, n_heads) / d_head ** 0.5)):
+                         ("x @ W_k split into heads and divided by sqrt(d_head)",
+                          _heads(keys, n_heads) / d_head ** 0.5)):
         if other.shape == k_new.shape and _mismatch(k_new, other, rtol, atol) is None:
             return f"; they equal {label}"
     return ""
@@ -220,12 +221,14 @@ def test_cache_contents(impl, new, B, t_past, t_new, n_heads, d_head, dtype="flo
     if t_past is not None:
         x_past = new.normal("x_past", (B, t_past, n_heads * d_head), dtype=dtype)
         cache = _projected_cache(new, x_past, Ws, n_heads)
+    given = (None, None) if cache is None else cache
     _, k, v = _call(impl, x, Ws, n_heads, cache)
     rtol, atol = tolerance(dtype)
     past = 0 if cache is None else t_past
-    for name, got, given, W in (("k", k, cache and cache[0], Ws[1]), ("v", v, cache and cache[1], Ws[2])):
-        if cache is not None and _mismatch(got[:, :, :past], given, rtol, atol):
-            n, idx, a, b = _mismatch(got[:, :, :past], given, rtol, atol)
+    for name, got, before, W in (("k", k, given[0], Ws[1]), ("v", v, given[1], Ws[2])):
+        found = None if before is None else _mismatch(got[:, :, :past], before, rtol, atol)
+        if found:
+            n, idx, a, b = found
             raise CheckFailed(f"positions 0..{past - 1} of the returned {name} are not the given cache's {name} "
                               f"({n} entries differ): at index {list(idx)} it is {_g(a)}, the cache held {_g(b)}")
         want = _heads(x.astype(np.float64) @ W.astype(np.float64), n_heads)
@@ -316,7 +319,8 @@ def _expect_kept(kept):
                 raise CheckFailed(f"the {name} that call {n + 1} returned (sequence {s}) was right when it was "
                                   f"returned, but after the later calls it holds other values: at index {list(idx)} "
                                   f"it was {_g(was_then)} and is now {_g(is_now)}; each call must return arrays "
-                                  f"that no later call writes into", bug="output_buffer_reused" if name == "y" else None)
+                                  f"that no later call writes into",
+                                  bug="output_buffer_reused" if name == "y" else None)
 
 
 @check(LONG, [
@@ -331,23 +335,6 @@ def test_long_cache(impl, new, ref, B, t_past, t_new, n_heads, d_head, dtype="fl
     _expect_all(_call(impl, x, Ws, n_heads, cache), want, f"the call with t_past = {t_past}", dtype)
 
 
-def _laid_out(new, name, src, src_name, layout):
-    """`src`'s numbers registered as `name` in another memory layout (a view, or read-only)."""
-    if layout == "fortran":
-        value, expr = np.asfortranarray(src), f"np.asfortranarray({src_name})"
-    elif layout == "swapped":     # axes 0 and 1 swapped in memory: neither C nor Fortran order
-        value = np.ascontiguousarray(src.swapaxes(0, 1)).swapaxes(0, 1)
-        expr = f"np.ascontiguousarray({src_name}.swapaxes(0, 1)).swapaxes(0, 1)"
-    elif layout == "strided":     # every other number of a larger buffer
-        value = np.stack([src, np.zeros_like(src)], axis=-1)[..., 0]
-        expr = f"np.stack([{src_name}, np.zeros_like({src_name})], axis=-1)[..., 0]"
-    else:
-        value = src.copy()
-        value.flags.writeable = False
-        expr = f"{src_name}.copy(); {name}.flags.writeable = False"
-    return new.let(name, value, expr)
-
-
 @check(LAYOUTS, [
     {"layout": "fortran", "B": 2, "t_past": 3, "t_new": 3, "n_heads": 2, "d_head": 3, "seed": 0},
     {"layout": "swapped", "B": 2, "t_past": 2, "t_new": 4, "n_heads": 3, "d_head": 2, "seed": 1},
@@ -356,9 +343,9 @@ def _laid_out(new, name, src, src_name, layout):
 ])
 def test_layouts(impl, new, ref, layout, B, t_past, t_new, n_heads, d_head):
     d_model = n_heads * d_head
-    x = _laid_out(new, "x", new.normal("x0", (B, t_new, d_model)), "x0", layout)
-    Ws = [_laid_out(new, n, new.normal(n + "0", (d_model, d_model), scale=0.5), n + "0", layout) for n in W_NAMES]
-    pair = [_laid_out(new, n, new.normal(n + "0", (B, n_heads, t_past, d_head)), n + "0", layout)
+    x = laid_out(new, "x", new.normal("x0", (B, t_new, d_model)), "x0", layout)
+    Ws = [laid_out(new, n, new.normal(n + "0", (d_model, d_model), scale=0.5), n + "0", layout) for n in W_NAMES]
+    pair = [laid_out(new, n, new.normal(n + "0", (B, n_heads, t_past, d_head)), n + "0", layout)
             for n in ("k_past", "v_past")]
     cache = new.let("cache", tuple(pair), "(k_past, v_past)")
     want = _expected(ref, x, Ws, n_heads, cache)
@@ -438,7 +425,8 @@ def test_far_below_zero(impl, new, ref, B, t_past, t_new, dtype):
     parts = []
     for name, t in (("x", t_new), ("x_past", t_past)):
         noise = new.normal(name + "0", (B, t, 4), scale=0.1, dtype=dtype)
-        parts.append(new.let(name, (noise + shift).astype(dtype), f"({name}0 + np.array([1.0, 0, 0, 0])).astype(np.{dtype})"))
+        parts.append(new.let(name, (noise + shift).astype(dtype),
+                             f"({name}0 + np.array([1.0, 0, 0, 0])).astype(np.{dtype})"))
     x, x_past = parts
     W_q = new.let("W_q", (-s * np.eye(4)).astype(dtype), f"(-{s!r} * np.eye(4)).astype(np.{dtype})")
     W_k = new.let("W_k", np.eye(4, dtype=dtype), f"np.eye(4, dtype=np.{dtype})")

@@ -4,7 +4,7 @@ import tracemalloc
 import numpy as np
 
 from graders.checks import (CheckFailed, check, expect_close, expect_inputs_unchanged, expect_raises,
-                            expect_shape, tolerance, unrecorded)
+                            expect_shape, laid_out, tolerance, unrecorded)
 
 FUNCTION = "sliding_window_attention"
 MEMORY = "never builds a full T x T array (tracemalloc peak at T=8192, d=16, window 16)"
@@ -117,24 +117,28 @@ def test_locality(impl, new, lead, T, d, window, cut, dtype="float64"):
     before = _call(impl, q, k, v, window)
     expect_inputs_unchanged()  # else the later calls would see other inputs
     rtol, atol = tolerance(dtype)
-    changed = {}
-    for name, a in (("q", q), ("k", k), ("v", v)):
-        other = new.normal(f"{name}_other", a.shape, scale=5.0, dtype=dtype)
-        past, future = a.copy(), a.copy()
-        past[..., :cut, :], future[..., cut:, :] = other[..., :cut, :], other[..., cut:, :]
-        changed[name] = (new.let(f"{name}_past", past, f"{name}.copy(); {name}_past[..., :{cut}, :] = {name}_other[..., :{cut}, :]"),
-                         new.let(f"{name}_future", future, f"{name}.copy(); {name}_future[..., {cut}:, :] = {name}_other[..., {cut}:, :]"))
-    first = cut - 1 + window       # the first query whose window starts after position cut - 1
-    for which, keep, what in ((0, slice(first, T), f"positions 0..{cut - 1}"), (1, slice(0, cut), f"positions {cut}..{T - 1}")):
-        names = tuple(f"{n}_{'past' if which == 0 else 'future'}" for n in "qkv")
-        after = _call(impl, *(changed[n][which] for n in "qkv"), window, names)
+    others = [new.normal(f"{n}_other", (*lead, T, d), scale=5.0, dtype=dtype) for n in "qkv"]
+    # the past (positions before cut) is invisible from position cut - 1 + window on; the future
+    # (positions from cut on) is invisible to every position before cut
+    for part, span, keep in (("past", slice(0, cut), slice(cut - 1 + window, T)),
+                             ("future", slice(cut, T), slice(0, cut))):
+        changed = []
+        for name, a, other in zip("qkv", (q, k, v), others):
+            value = a.copy()
+            value[..., span, :] = other[..., span, :]
+            span_s = f"{span.start}:{span.stop}"
+            changed.append(new.let(f"{name}_{part}", value,
+                                   f"{name}.copy(); {name}_{part}[..., {span_s}, :] = {name}_other[..., {span_s}, :]"))
+        after = _call(impl, *changed, window, tuple(f"{n}_{part}" for n in "qkv"))
         found = _mismatch(after[..., keep, :], before[..., keep, :], rtol, atol)
         if found:
             n, idx, a, b = found
             i = idx[-2] + keep.start
-            raise CheckFailed(f"changing q, k and v at {what} changed the output at position {i} (index "
-                              f"{list(idx[:-2]) + [i, idx[-1]]}: {_g(b)} before, {_g(a)} after; {n} entries differ); "
-                              f"with window = {window}, position {i} sees only positions {max(0, i - window + 1)}..{i}")
+            where = f"positions 0..{cut - 1}" if part == "past" else f"positions {cut}..{T - 1}"
+            raise CheckFailed(f"changing q, k and v at {where} changed the output at position {i} (index "
+                              f"{list(idx[:-2]) + [i, idx[-1]]}: {_g(b)} before, {_g(a)} after; {n} entries "
+                              f"differ); with window = {window}, position {i} sees only positions "
+                              f"{max(0, i - window + 1)}..{i}")
 
 
 # ----------------------------------------------------------------------------- special values
@@ -280,23 +284,6 @@ def test_long(impl, new, ref, T, d, window, dtype="float64"):
     expect_close(_call(impl, q, k, v, window), want, f"{FUNCTION}(q, k, v, {window}) at T = {T}", dtype)
 
 
-def _laid_out(new, name, src, src_name, layout):
-    """`src`'s numbers registered as `name` in another memory layout (a view, or read-only)."""
-    if layout == "fortran":
-        value, expr = np.asfortranarray(src), f"np.asfortranarray({src_name})"
-    elif layout == "swapped":     # axes 0 and 1 swapped in memory: neither C nor Fortran order
-        value = np.ascontiguousarray(src.swapaxes(0, 1)).swapaxes(0, 1)
-        expr = f"np.ascontiguousarray({src_name}.swapaxes(0, 1)).swapaxes(0, 1)"
-    elif layout == "strided":     # every other number of a larger buffer
-        value = np.stack([src, np.zeros_like(src)], axis=-1)[..., 0]
-        expr = f"np.stack([{src_name}, np.zeros_like({src_name})], axis=-1)[..., 0]"
-    else:
-        value = src.copy()
-        value.flags.writeable = False
-        expr = f"{src_name}.copy(); {name}.flags.writeable = False"
-    return new.let(name, value, expr)
-
-
 @check("accepts views, slices, Fortran-ordered and read-only inputs", [
     {"layout": "fortran", "lead": (2,), "T": 7, "d": 3, "window": 3, "seed": 0},
     {"layout": "swapped", "lead": (3,), "T": 6, "d": 2, "window": 4, "seed": 1},
@@ -304,7 +291,7 @@ def _laid_out(new, name, src, src_name, layout):
     {"layout": "read-only", "lead": (2,), "T": 8, "d": 2, "window": 5, "seed": 3},
 ])
 def test_layouts(impl, new, ref, layout, lead, T, d, window):
-    q, k, v = (_laid_out(new, n, new.normal(n + "0", (*lead, T, d)), n + "0", layout) for n in "qkv")
+    q, k, v = (laid_out(new, n, new.normal(n + "0", (*lead, T, d)), n + "0", layout) for n in "qkv")
     want = ref.sliding_window_attention(*(np.array(a) for a in (q, k, v)), window)
     expect_close(_call(impl, q, k, v, window), want, f"{FUNCTION}(q, k, v, {window}) on {layout} inputs")
 

@@ -115,7 +115,8 @@ BUGS = [
 NEAR_MISSES = [
     Bug("window_two_too_many", "test_locality",
         "the band keeps window + 2 keys, i - window - 1 <= j <= i",
-        edited(BASE, ("(j > i - window)", "(j > i - window - 2)"), ("max(0, i0 - window + 1)", "max(0, i0 - window - 1)"))),
+        edited(BASE, ("(j > i - window)", "(j > i - window - 2)"),
+               ("max(0, i0 - window + 1)", "max(0, i0 - window - 1)"))),
     Bug("block_start_off_by_one", "test_agrees",
         "each block starts its keys one position late, so the first query of every block but the first misses "
         "its oldest key",
