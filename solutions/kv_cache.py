@@ -55,9 +55,10 @@ def attend_with_cache(x, W_q, W_k, W_v, W_o, n_heads, cache=None):
         heads, d_head = 1, t_past from 0 to thousands of positions), in float64 and
         float32; random splits of one sequence into chunks against attention on the
         whole sequence; the returned cache against the projected keys and values; a
-        cache with t_past = 0 against None; scores near 1e4, exactly 0 (a zero row of
-        x) and rows whose scores are all far below 0; the ValueErrors; and that no
-        input, the cache included, is modified. Your function is called many times in
+        cache with t_past = 0 against None; scores near 1e4, scores exactly 0 (a zero
+        row of x), rows whose scores are all far below 0, and rows whose scores spread
+        over 30 and more (weights as small as exp(-30) must come out exact); the
+        ValueErrors; and that no input, the cache included, is modified. Your function is called many times in
         a row, on inputs that may be views, slices, Fortran-ordered or read-only, and
         at large sizes where that is cheap; results of earlier calls are checked
         again after later ones.
