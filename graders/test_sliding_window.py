@@ -66,6 +66,15 @@ def _g(x):
     return f"{x:.6g}"
 
 
+def _expect_as(got, want, what, against, dtype):
+    """`got` close to `want`, which is `against` (not the reference), within the tolerance for dtype."""
+    found = _mismatch(got, want, *tolerance(dtype))
+    if found:
+        n, idx, a, b = found
+        raise CheckFailed(f"{what} differs from {against} in {n} of {np.size(want)} entries, by up to "
+                          f"{_g(abs(a - b))}: at index {list(idx)} it is {_g(a)}, expected {_g(b)}", kind="close")
+
+
 # ----------------------------------------------------------------------------- shapes and values
 
 @check("returns (..., T, d)", CASES)
@@ -90,8 +99,8 @@ def test_window_covers_everything(impl, new, lead, T, d, extra, dtype="float64")
     q, k, v = qkv(new, lead, T, d, dtype)
     window = T + extra
     want = band_attention(q, k, v, T)   # first, in case the attempt writes into its inputs
-    expect_close(_call(impl, q, k, v, window), want, f"{FUNCTION}(q, k, v, {window}) compared with causal attention "
-                 f"(T = {T}, so every earlier position is in the window)", dtype)
+    _expect_as(_call(impl, q, k, v, window), want, f"{FUNCTION}(q, k, v, {window})",
+               f"causal attention (T = {T}, so every earlier position is in the window)", dtype)
 
 
 @check("window == 1 returns v", [
@@ -102,8 +111,8 @@ def test_window_covers_everything(impl, new, lead, T, d, extra, dtype="float64")
 def test_window_one(impl, new, lead, T, d, dtype="float64"):
     q, k, v = qkv(new, lead, T, d, dtype, scale=3.0)
     want = v.copy()
-    expect_close(_call(impl, q, k, v, 1), want, f"{FUNCTION}(q, k, v, 1) compared with v (each position sees only "
-                 f"itself, so its weight is 1)", dtype)
+    _expect_as(_call(impl, q, k, v, 1), want, f"{FUNCTION}(q, k, v, 1)",
+               "v (each position sees only itself, with weight 1)", dtype)
 
 
 @check(LOCAL, [
