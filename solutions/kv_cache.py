@@ -6,11 +6,12 @@ def attend_with_cache(x, W_q, W_k, W_v, W_o, n_heads, cache=None):
     """Causal multi-head attention for new positions, over cached keys and values.
 
     Task
-        A decoder generates one token at a time. Recomputing the keys and values of
-        the whole prefix at every step costs O(T^2) per token, so they are kept in a
-        cache: each step projects only the new positions, attends over the cached
-        keys and values plus the new ones, and hands back the cache grown by the new
-        positions. Write that step for causal multi-head attention (the `causal_mha`
+        A decoder generates one token at a time. Running the layer over the whole
+        prefix again at every step redoes every earlier position, O(T^2) work for one
+        new token, so the keys and values already computed are kept in a cache: each
+        step projects only the new positions, attends over the cached keys and values
+        plus the new ones, and hands back the cache grown by the new positions.
+        Write that step for causal multi-head attention (the `causal_mha`
         kata's layer). The new positions may be one token (decoding), a whole prompt
         (prefill, with `cache=None`), or any chunk in between. NumPy only.
 
