@@ -48,7 +48,7 @@ def friendly(f):
             return f(*args, **kwargs)
         except catalogue.UnknownKata as e:
             raise click.UsageError(str(e)) from None
-        except NothingToGrade as e:
+        except (NothingToGrade, grading.BadSetting) as e:
             raise click.UsageError(str(e)) from None
         except (SessionError, StoreError, grading.GradingUnavailable) as e:
             raise click.ClickException(str(e)) from None

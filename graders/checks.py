@@ -12,13 +12,15 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
-import os
+import itertools
 import time
-import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+
+from graders.sandbox import AttemptGone
+from graders.worker import copy_with_layout
 
 TOLERANCE = {np.dtype(np.float64): (1e-6, 1e-9), np.dtype(np.float32): (1e-4, 1e-5)}
 # A float32 logit near 1e4 carries only about three significant digits of its own.
@@ -35,13 +37,16 @@ class CheckFailed(AssertionError):
 
     kind = "property"
 
-    def __init__(self, message: str, *, kind: str | None = None, bug: str | None = None):
+    def __init__(self, message: str, *, kind: str | None = None, bug: str | None = None,
+                 picture: dict | None = None):
         super().__init__(message)
         self.message = message
         if kind:
             self.kind = kind
         # a check that can tell the cause from what it measured names the known bug itself
         self.bug = bug
+        # weights worth drawing as a grid (see graders.report.CheckResult.picture)
+        self.picture = picture
         self.repro: str | None = None
         self.calls: list[Call] = []
         self.case: dict | None = None
@@ -52,7 +57,7 @@ class AttemptRaised(CheckFailed):
 
     kind = "raised"
 
-    def __init__(self, message: str, original: BaseException):
+    def __init__(self, message: str, original: "Raised"):
         super().__init__(message)
         self.original = original
 
@@ -126,34 +131,93 @@ class Inputs:
     def name_of(self, value: Any) -> str | None:
         return self.names.get(id(value))
 
+    def relayout(self, layout: str, *arrays: np.ndarray) -> list[np.ndarray]:
+        """The same values in another memory layout (see LAYOUTS), under the same names: the
+        repro rebuilds each array, then lays it out the same way."""
+        out = []
+        for a in arrays:
+            name = self.name_of(a) or "a"
+            value, expr = _laid_out(a, layout, name)
+            line = f"{name} = {expr}" if layout != "readonly" else f"{name} = {name}.copy(); {expr}"
+            out.append(self._register(name, value, line))
+        return out
 
-LAYOUTS = ("fortran", "swapped", "strided", "read-only")
+
+# The layouts callers pass: NumPy gives views, slices, Fortran-ordered and read-only arrays
+# as readily as fresh C-ordered ones, and code that writes through a reshape, or assumes
+# contiguity or a writeable input, works only on the latter.
+LAYOUTS = ("fortran", "transposed", "strided", "readonly")
+LAYOUT_CHECK = "gives the same answers for inputs in any memory layout (Fortran order, views, read-only)"
 
 
-def laid_out(new: Inputs, name: str, src: np.ndarray, src_name: str, layout: str) -> np.ndarray:
-    """`src`'s numbers registered as `name` in another memory layout: Fortran order, axes 0 and 1
-    swapped in memory (neither C nor Fortran order), every other number of a larger buffer, or a
-    read-only copy. `src_name` is how the repro already calls `src`."""
+def _laid_out(a: np.ndarray, layout: str, name: str) -> tuple[np.ndarray, str]:
+    """(array equal to `a` in `layout`, the Python that makes it from `name`)."""
     if layout == "fortran":
-        value, expr = np.asfortranarray(src), f"np.asfortranarray({src_name})"
-    elif layout == "swapped":
-        value = np.ascontiguousarray(src.swapaxes(0, 1)).swapaxes(0, 1)
-        expr = f"np.ascontiguousarray({src_name}.swapaxes(0, 1)).swapaxes(0, 1)"
-    elif layout == "strided":
-        value = np.stack([src, np.zeros_like(src)], axis=-1)[..., 0]
-        expr = f"np.stack([{src_name}, np.zeros_like({src_name})], axis=-1)[..., 0]"
-    elif layout == "read-only":
-        value = src.copy()
-        value.flags.writeable = False
-        expr = f"{src_name}.copy(); {name}.flags.writeable = False"
-    else:
-        raise ValueError(f"unknown layout {layout!r}; one of {LAYOUTS}")
-    return new.let(name, value, expr)
+        return np.asfortranarray(a), f"np.asfortranarray({name})"
+    if layout == "transposed":  # a view of the transpose of a contiguous array
+        if a.ndim < 2:
+            return np.ascontiguousarray(a[::-1])[::-1], f"np.ascontiguousarray({name}[::-1])[::-1]"
+        return (np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2),
+                f"np.swapaxes(np.ascontiguousarray(np.swapaxes({name}, -1, -2)), -1, -2)")
+    if layout == "strided":  # every other entry of a wider array
+        return np.repeat(a, 2, axis=-1)[..., ::2], f"np.repeat({name}, 2, axis=-1)[..., ::2]"
+    if layout == "readonly":
+        b = a.copy()
+        b.setflags(write=False)
+        return b, f"{name}.setflags(write=False)"
+    raise ValueError(f"unknown layout {layout!r}")
+
+
+def layout_cases(cases: list[dict]) -> list[dict]:
+    """Each case once per layout in LAYOUTS."""
+    return [dict(c, layout=layout) for layout in LAYOUTS for c in cases]
+
+
+def with_dtypes(cases: list[dict], dtypes: tuple[str, ...] = ("float64", "float32")) -> list[dict]:
+    """Each case once per dtype (the contract grades float64 and float32 alike)."""
+    return [dict(c, dtype=d) for c in cases for d in dtypes]
 
 
 # ----------------------------------------------------------------------------- calls
 
-@dataclass
+class Raised:
+    """An exception raised in the attempt's process, as the judge sees it: its names, not the object."""
+
+    def __init__(self, described: dict):
+        self.type_name = str(described.get("type", "Exception"))
+        self.bases = [str(b) for b in described.get("bases", ())]   # the builtin classes in its MRO
+        self.message = str(described.get("message", ""))
+        self.where = described.get("where")
+        self.exit_code = described.get("code")
+
+    def is_a(self, cls: type) -> bool:
+        """isinstance for builtin exception classes (the attempt's own classes have no twin here)."""
+        return cls.__name__ in self.bases or cls.__name__ == self.type_name
+
+    @property
+    def builtin(self) -> str:
+        return self.bases[0] if self.bases else "Exception"
+
+    def same_as(self, exc: BaseException) -> bool:
+        """The same kind of exception as `exc`, raised by a known bug in the judge."""
+        return type(exc).__qualname__ == self.type_name and \
+            next((c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"), "") == self.builtin
+
+    def location(self) -> str:
+        """' (line 12 of your file: `return e / s`)', or nothing."""
+        if not self.where or not self.where.get("line"):
+            return ""
+        code = self.where.get("code") or ""
+        return f" (line {self.where['line']} of your file" + (f": `{code}`" if code else "") + ")"
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"Raised({self.type_name}: {self.message})"
+
+
+@dataclass(eq=False)
 class Call:
     """One call of the attempt: how it was made and what came of it."""
 
@@ -161,23 +225,52 @@ class Call:
     args: tuple
     kwargs: dict
     source: str                 # e.g. "softmax(z, axis=0)"
-    outcome: Any = None         # the return value, or the exception raised
+    outcome: Any = None         # the return value, or a Raised
     mutated: list[str] = field(default_factory=list)
     recorded: bool = True       # False when the arguments were too large to keep
+    kept: bool = False          # True when `outcome` holds what came back (returned or raised)
+    id: int = 0                 # the attempt's process keeps results by this number when asked
+    peak: int | None = None     # bytes, when the memory was traced (call_options(memory=True))
+    warnings: list = field(default_factory=list)  # when watched (call_options(warnings=True))
+    check: str = ""             # the check it was made in
+    later: Any = None           # what it returned, fetched again after later calls (expect_repeatable)
+    later_seen: bool = False
+    later_after: int = 0        # the id of the last call made before that fetch
+    repro: list[str] = field(default_factory=list)  # the lines that rebuild its inputs
 
 
 class _Log:
-    """The calls of the case being run now."""
+    """The calls of the case being run now, and how calls are made."""
 
     def __init__(self):
         self.calls: list[Call] = []
         self.inputs: Inputs | None = None
         self.record = True
+        self.repeatable = True          # False: outcomes depend on fresh randomness (rng=None)
+        self.deadline = float("inf")    # time.monotonic() by which the current check must end
+        self.opts: dict = {}            # how the attempt's process watches the next calls
+        self.check = ""
 
 
 LOG = _Log()
-# Every recorded call of the run, passing or failing, for diagnosis.
+# Every recorded call of the grading, passing or failing, for diagnosis.
 HISTORY: list["Call"] = []
+# Every call of the grading that wrote into its arguments, whatever its size.
+MUTATIONS: list["Call"] = []
+_IDS = itertools.count(1)
+
+
+def begin_grading() -> None:
+    """Forget the calls of an earlier grading (the judge may grade many files in one process)."""
+    HISTORY.clear()
+    MUTATIONS.clear()
+    LOG.calls, LOG.inputs, LOG.record, LOG.repeatable, LOG.opts = [], None, True, True, {}
+    LOG.deadline = float("inf")
+
+
+def last_call() -> str:
+    """How the latest call was made, e.g. "softmax(z, axis=0)"."""
+    return LOG.calls[-1].source if LOG.calls else "the call"
 
 
 def _nbytes(obj: Any) -> int:
@@ -190,95 +283,121 @@ def _nbytes(obj: Any) -> int:
     return 0
 
 
-def _attempt_frame(exc: BaseException, path: str | None) -> str:
-    """' (line 12 of your file: `return e / s`)' for the deepest frame in the attempt."""
-    if not path:
-        return ""
-    where = ""
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if os.path.abspath(frame.filename) == os.path.abspath(path):
-            code = (frame.line or "").strip()
-            where = f" (line {frame.lineno} of your file" + (f": `{code}`" if code else "") + ")"
-    return where
-
-
-def copy_args(value: Any) -> Any:
-    """A deep copy of a call's arguments in which read-only arrays stay read-only, so that a
-    replay of the call meets the inputs the attempt met."""
-    copied = copy.deepcopy(value)
-    _keep_read_only(value, copied)
-    return copied
-
-
-def _keep_read_only(a: Any, b: Any) -> None:
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        if not a.flags.writeable:
-            b.flags.writeable = False
-    elif isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        for x, y in zip(a, b):
-            _keep_read_only(x, y)
-    elif isinstance(a, dict) and isinstance(b, dict):
-        for k in a.keys() & b.keys():
-            _keep_read_only(a[k], b[k])
+def clone(value: Any) -> Any:
+    """A deep copy in which every array keeps its memory layout and read-only flag, so that a
+    replay gets what the attempt got (copy.deepcopy makes read-only arrays writeable)."""
+    if isinstance(value, np.ndarray) and type(value) is np.ndarray:
+        return copy_with_layout(value)
+    if isinstance(value, tuple):
+        return tuple(clone(v) for v in value)
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    return copy.deepcopy(value)
 
 
 def _differs(a: Any, b: Any) -> bool:
-    """True when an argument was written into: an array, or a tuple, list or dict holding arrays."""
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        return a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) != len(b) or any(_differs(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() != b.keys() or any(_differs(a[k], b[k]) for k in a)
+    """True when `b` is not the same value as `a` (arrays by shape, dtype and content)."""
+    if isinstance(a, np.ndarray):
+        if not isinstance(b, np.ndarray) or a.shape != b.shape or a.dtype != b.dtype:
+            return True
+        return not np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    if isinstance(a, np.random.Generator):
+        return False  # a Generator's state is meant to move
+    if isinstance(a, (list, tuple)):
+        return type(a) is not type(b) or len(a) != len(b) or any(_differs(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return not isinstance(b, dict) or list(a) != list(b) or any(_differs(a[k], b[k]) for k in a)
     return False
 
 
-class Recorded:
-    """A function of the attempt, called through the recorder."""
+def _changed_parts(name: str, old: Any, new: Any) -> list[str]:
+    """The names of the parts of an argument that the call changed: `x`, `params['W_q']`, `cache[0]`."""
+    if isinstance(old, dict) and isinstance(new, dict) and list(old) == list(new):
+        return [p for k in old for p in _changed_parts(f"{name}[{k!r}]", old[k], new[k])]
+    if isinstance(old, (list, tuple)) and type(old) is type(new) and len(old) == len(new):
+        return [p for i, (o, n) in enumerate(zip(old, new)) for p in _changed_parts(f"{name}[{i}]", o, n)]
+    return [name] if _differs(old, new) else []
 
-    def __init__(self, name: str, fn: Callable, path: str | None):
-        self.name, self.fn, self.path = name, fn, path
+
+def _move_generators(sent: Any, after: Any) -> None:
+    """A Generator passed to the attempt advances as it draws: so does ours."""
+    if isinstance(sent, np.random.Generator) and isinstance(after, np.random.Generator):
+        sent.bit_generator.state = after.bit_generator.state
+    elif isinstance(sent, (list, tuple)) and isinstance(after, (list, tuple)):
+        for s, a in zip(sent, after):
+            _move_generators(s, a)
+    elif isinstance(sent, dict) and isinstance(after, dict):
+        for k in sent:
+            if k in after:
+                _move_generators(sent[k], after[k])
+
+
+class Recorded:
+    """A function of the attempt: each call is sent to the attempt's process and recorded."""
+
+    def __init__(self, name: str, candidate: "Candidate"):
+        self.name, self.candidate = name, candidate
 
     def __call__(self, *args, **kwargs):
         inputs = LOG.inputs
         source = f"{self.name}({_render_args(args, kwargs, inputs)})"
         small = LOG.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
-        before = copy_args((args, kwargs)) if small else None
-        call = Call(self.name, *(before if small else ((), {})), source=source, recorded=small)
+        # the judge's arrays never reach the attempt (it gets copies), so these stay pristine
+        call = Call(self.name, *(clone((args, kwargs)) if small else ((), {})), source=source,
+                    recorded=small, id=next(_IDS), check=LOG.check,
+                    repro=list(inputs.lines) if inputs is not None else [])
         LOG.calls.append(call)
-        try:
-            out = self.fn(*args, **kwargs)
-        except NotImplementedError as exc:
-            call.outcome = exc
-            raise NotImplementedYet(self.name) from None
-        except SystemExit as exc:
-            call.outcome = exc
-            message = f"{source} called sys.exit({exc.code!r}){_attempt_frame(exc, self.path)}: return a result instead"
-            raise AttemptRaised(message, exc) from None
-        except Exception as exc:  # the attempt's own error, explained in one line
-            call.outcome = exc
-            what = "ran out of memory:" if isinstance(exc, MemoryError) else "raised"
-            message = f"{source} {what} {type(exc).__name__}: {_first_line(exc)}{_attempt_frame(exc, self.path)}"
-            raise AttemptRaised(message, exc) from None
-        if small:
-            for name, old, new in _named_arrays(before, (args, kwargs), inputs):
-                if _differs(old, new):
-                    call.mutated.append(name)
-            call.outcome = copy.deepcopy(out) if _nbytes(out) <= RECORD_LIMIT_BYTES else None
+        reply = self.candidate.box.request(
+            {"op": "call", "id": call.id, "fn": self.name, "args": list(args), "kwargs": kwargs,
+             "opts": dict(LOG.opts)}, LOG.deadline)
+        if reply.get("missing"):
+            raise CheckFailed(f"your file defines no function `{self.name}`", kind="missing")
+        if "error" in reply:
+            call.outcome = Raised({"type": "GradingError", "message": reply["error"]})
+            raise AttemptRaised(f"{source}: {reply['error']}", call.outcome)
+        self._after(call, args, kwargs, reply.get("after"))
+        call.peak, call.warnings = reply.get("peak"), reply.get("warnings") or []
+        if "raised" in reply:
+            call.outcome, call.kept = Raised(reply["raised"]), True
+            raise _failure_of(call.outcome, self.name, source)
+        out = reply.get("ok")
+        call.kept = small and LOG.repeatable and _nbytes(out) <= RECORD_LIMIT_BYTES
+        call.outcome = copy.deepcopy(out) if call.kept else None
         return out
 
+    @staticmethod
+    def _after(call: Call, args: tuple, kwargs: dict, after) -> None:
+        if not isinstance(after, (list, tuple)) or len(after) != 2:
+            return
+        (args_after, kwargs_after), inputs = after, LOG.inputs
+        for i, (sent, now) in enumerate(zip(args, args_after)):
+            name = (inputs.name_of(sent) if inputs else None) or f"argument {i + 1}"
+            call.mutated += _changed_parts(name, sent, now)
+            _move_generators(sent, now)
+        for k, sent in kwargs.items():
+            now = kwargs_after.get(k) if isinstance(kwargs_after, dict) else None
+            call.mutated += _changed_parts((inputs.name_of(sent) if inputs else None) or k, sent, now)
+            _move_generators(sent, now)
+        if call.mutated:
+            MUTATIONS.append(call)
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else "(no message)"
 
-
-def _named_arrays(before, after, inputs):
-    (bargs, bkw), (aargs, akw) = before, after
-    for i, (old, new) in enumerate(zip(bargs, aargs)):
-        yield (inputs.name_of(new) if inputs else None) or f"argument {i + 1}", old, new
-    for k in akw:
-        yield k, bkw[k], akw[k]
+def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:
+    """The one line that says what the attempt raised, and where."""
+    where = raised.location()
+    if raised.is_a(NotImplementedError):
+        return NotImplementedYet(function)
+    if raised.is_a(SystemExit):
+        return AttemptRaised(f"{source} called sys.exit({raised.exit_code!r}){where}: return a result instead", raised)
+    text = f"{raised.type_name}: {raised.message}" if raised.message else raised.type_name
+    if raised.is_a(MemoryError):
+        return AttemptRaised(f"{source} ran out of memory: {text}{where}", raised)
+    if "Exception" not in raised.bases:
+        return AttemptRaised(f"{source} raised {text}{where}: a BaseException that is not an Exception "
+                             f"(it escapes `except Exception`)", raised)
+    return AttemptRaised(f"{source} raised {text}{where}", raised)
 
 
 def _render_args(args, kwargs, inputs: Inputs | None) -> str:
@@ -294,18 +413,24 @@ def _render_args(args, kwargs, inputs: Inputs | None) -> str:
     return ", ".join(parts)
 
 
-class Attempt:
-    """The candidate's module, seen through the recorder."""
+class Candidate:
+    """The candidate's module as the judge reaches it: through the attempt's process."""
 
-    def __init__(self, module: Any, path: str | None = None):
-        self._module = module
-        self._path = path
+    def __init__(self, box, functions: list[str], path: str | None = None):
+        self.box, self.functions, self._path = box, set(functions), path
 
     def __getattr__(self, name: str) -> Recorded:
-        fn = getattr(self._module, name, None)
-        if not callable(fn):
+        if name.startswith("__") or name not in self.functions:
+            if name.startswith("__"):
+                raise AttributeError(name)
             raise CheckFailed(f"your file defines no function `{name}`", kind="missing")
-        return Recorded(name, fn, self._path)
+        return Recorded(name, self)
+
+    def fetch(self, call: Call):
+        """The value `call` returned, as it stands now in the attempt's process (the call must
+        have been made with call_options(keep=True)): a result that later calls overwrote shows."""
+        reply = self.box.request({"op": "fetch", "id": call.id}, LOG.deadline)
+        return reply.get("ok")
 
 
 @contextlib.contextmanager
@@ -318,14 +443,38 @@ def unrecorded():
         LOG.record = True
 
 
-def repro_for(calls: list[Call], inputs: Inputs | None, path: str | None) -> str:
+@contextlib.contextmanager
+def unrepeatable():
+    """Calls made inside draw fresh randomness (rng=None): what they return cannot be replayed,
+    so the diagnosis does not compare it."""
+    LOG.repeatable = False
+    try:
+        yield
+    finally:
+        LOG.repeatable = True
+
+
+@contextlib.contextmanager
+def call_options(**opts):
+    """How the attempt's process watches the calls made inside: memory=True traces the peak
+    (Call.peak), warnings=True records warnings (Call.warnings), keep=True keeps the result
+    for Candidate.fetch, global_seed=N seeds NumPy's global random state before each call."""
+    saved = dict(LOG.opts)
+    LOG.opts.update(opts)
+    try:
+        yield
+    finally:
+        LOG.opts = saved
+
+
+def repro_for(calls: list[Call], inputs: Inputs | None, path: str | None,
+              input_lines: list[str] | None = None) -> str:
     """A few lines of Python that rebuild the inputs and make the failing calls."""
     functions = sorted({c.function for c in calls})
     where = path or "your_file.py"
     lines = ["import numpy as np", "from runpy import run_path", f"attempt = run_path({where!r})"]
     lines += [f"{f} = attempt[{f!r}]" for f in functions]
-    if inputs is not None:
-        lines += inputs.lines
+    lines += input_lines if input_lines is not None else inputs.lines if inputs is not None else []
     for c in calls:
         lines.append(f"print({c.source})")
     return "\n".join(lines)
@@ -383,8 +532,10 @@ def _fmt(x: float) -> str:
 
 
 def expect_close(value: Any, expected: np.ndarray, what: str, dtype: Any = np.float64,
-                 extreme: bool = False, rtol: float | None = None, atol: float | None = None) -> np.ndarray:
-    """Agreement with the reference within the contract's tolerance for `dtype`."""
+                 extreme: bool = False, rtol: float | None = None, atol: float | None = None,
+                 against: str = "the reference", hint: str | None = None) -> np.ndarray:
+    """Agreement with `expected` within the contract's tolerance for `dtype`. The message
+    says "{what} differs from {against} ..."; `hint` adds what the observation points to."""
     expected = np.asarray(expected)
     arr = expect_shape(value, expected.shape, what)
     r, a = tolerance(dtype, extreme)
@@ -400,8 +551,9 @@ def expect_close(value: Any, expected: np.ndarray, what: str, dtype: Any = np.fl
         n_bad = int((~ok).sum())
         gap = "NaN" if np.isnan(got[idx]) or np.isnan(want[idx]) else _fmt(float(np.abs(got[idx] - want[idx])))
         raise CheckFailed(
-            f"{what} differs from the reference in {n_bad} of {ok.size} entries, by up to {gap}: "
-            f"at index {list(idx)} it is {_fmt(got[idx])}, expected {_fmt(want[idx])}",
+            f"{what} differs from {against} in {n_bad} of {ok.size} entries, by up to {gap}: "
+            f"at index {list(idx)} it is {_fmt(got[idx])}, expected {_fmt(want[idx])}"
+            + (f" ({hint})" if hint else ""),
             kind="close",
         )
     return arr
@@ -434,30 +586,161 @@ def expect_causal(weights: Any, t_k: int | None = None, what: str = "the weights
         )
 
 
+def weights_picture(w: Any, marked, title: str) -> dict | None:
+    """A (T_q, T_k) slice of weights as a picture for the report (see report.CheckResult),
+    with the entries the message is about marked; None when it is too large to draw."""
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim != 2 or not 0 < w.shape[0] <= 40 or not 0 < w.shape[1] <= 40:
+        return None
+    values = [[None if not np.isfinite(v) else round(float(v), 4) for v in row] for row in w]
+    return {"title": title, "values": values, "marked": [[int(i), int(j)] for i, j in marked],
+            "rows": "query", "cols": "key"}
+
+
+def expect_causal(weights: Any, t_k: int | None = None, what: str = "the weights") -> None:
+    """Nothing attends to the future: blocked entries (bottom-right alignment) are exactly 0."""
+    w = as_array(weights, what)
+    t_q, tk = w.shape[-2], w.shape[-1]
+    blocked = np.arange(tk)[None, :] > (tk - t_q + np.arange(t_q))[:, None]
+    leak = (w != 0) & blocked       # NaN != 0 counts as a leak
+    if np.any(leak):
+        idx = tuple(int(i) for i in np.argwhere(leak)[0])
+        lead = f" (at {list(idx[:-2])})" if len(idx) > 2 else ""
+        plane = w[idx[:-2]]
+        raise CheckFailed(
+            f"position {idx[-2]} attends to the later position {idx[-1]} (weight {_fmt(float(w[idx]))}){lead}: "
+            f"the future must get weight exactly 0", kind="causal",
+            picture=weights_picture(plane, np.argwhere(leak[idx[:-2]]), f"{what}{lead}: later positions marked"))
+
+
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
+def expect_prefix_invariant(pairs: list[tuple[str, Any, Any]], t: int, total: int, dtype: Any = np.float64) -> None:
+    """Cutting the input to its first t of `total` positions leaves those positions' outputs as
+    they were. `pairs` holds (what, output for the first t positions alone, the same part of
+    the output for all positions)."""
+    rtol, atol = tolerance(dtype)
+    for what, short, full in pairs:
+        short, full = as_array(short, what).astype(np.float64), as_array(full, what).astype(np.float64)
+        if short.shape != full.shape:
+            raise CheckFailed(f"{what} of the first {t} positions alone has shape {short.shape}, but "
+                              f"{full.shape} within all {total}", kind="prefix")
+        ok = np.isclose(short, full, rtol=rtol, atol=atol, equal_nan=True)
+        if not np.all(ok):
+            idx = tuple(int(i) for i in np.argwhere(~ok)[0])
+            raise CheckFailed(f"cutting the input to its first {t} of {total} positions changes {what} of those "
+                              f"positions ({_entries(int((~ok).sum()))}): at index {list(idx)} it is "
+                              f"{_fmt(short[idx])} with the first {t} alone and {_fmt(full[idx])} with all "
+                              f"{total}; the past must not depend on the future", kind="prefix")
+
+
+def expect_close_all(value: Any, expected: Any, what: str, dtype: Any = np.float64,
+                     names: tuple[str, ...] = (), **kw) -> None:
+    """expect_close through tuples, lists and dicts of results (e.g. (y, weights)), each part
+    named in the message by `names` ("weights from <what>"), else by its index."""
+    if isinstance(expected, (tuple, list)):
+        got = expect_tuple(value, len(expected), what)
+        for i, (g, e) in enumerate(zip(got, expected)):
+            part = f"{names[i]} from {what}" if i < len(names) else f"result [{i}] of {what}"
+            expect_close_all(g, e, part, dtype, **kw)
+    elif isinstance(expected, dict):
+        if not isinstance(value, dict) or set(value) != set(expected):
+            raise CheckFailed(f"{what} has keys {sorted(value) if isinstance(value, dict) else type(value).__name__}, "
+                              f"expected {sorted(expected)}", kind="type")
+        for k in expected:
+            expect_close_all(value[k], expected[k], f"{what}[{k!r}]", dtype, **kw)
+    else:
+        expect_close(value, expected, what, dtype, **kw)
+
+
+def expect_repeatable(impl: "Candidate", calls: list[tuple[Callable[[], Any], Any]], dtype: Any = np.float64,
+                      names: tuple[str, ...] = ()) -> None:
+    """Calls do not leak into each other. `calls` holds (a function that makes one call of the
+    attempt, the reference answer for it), in order: typically a first size, the same shape
+    with other values, a larger size than any before, a smaller one again. Each answer is
+    compared with its reference as it comes back (or judged by the reference, when that is a
+    function `judge(answer, what)` that raises CheckFailed: for a large call whose answer is
+    checked in part); after the last call, every earlier answer is fetched again from the
+    attempt's process and must be what it was (a buffer reused by a later call shows here)."""
+    made = []
+    with call_options(keep=True):
+        for n, (make, expected) in enumerate(calls, 1):
+            out = make()
+            call = LOG.calls[-1]
+            what = f"call {n} of {len(calls)}, {call.source}"
+            if callable(expected):
+                expected(out, what)
+            else:
+                expect_close_all(out, expected, what, dtype, names)
+            made.append((n, call, out))
+    try:
+        last = made[-1][1].id
+        for n, call, out in made[:-1]:
+            now = impl.fetch(call)
+            call.later, call.later_seen, call.later_after = now, True, last
+            if _differs_deep(out, now):
+                where = _first_difference(out, now, names)
+                raise CheckFailed(f"what call {n}, {call.source}, returned was changed by the calls made after "
+                                  f"it{where}: a result must stay as it was returned", kind="stale")
+    finally:
+        impl.box.request({"op": "forget"}, LOG.deadline)
+
+
+def _differs_deep(a: Any, b: Any) -> bool:
+    if isinstance(a, (tuple, list)):
+        return not isinstance(b, (tuple, list)) or len(a) != len(b) or any(_differs_deep(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return not isinstance(b, dict) or set(a) != set(b) or any(_differs_deep(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return _differs(np.asarray(a), np.asarray(b)) if isinstance(a, np.ndarray) else True
+    return bool(a != b) if not (isinstance(a, float) and a != a) else not (isinstance(b, float) and b != b)
+
+
+def _first_difference(a: Any, b: Any, names: tuple[str, ...] = (), what: str = "the result") -> str:
+    """' (the weights at [0, 1] was 0.25 when returned, 0.5 now)' for the first entry that changed."""
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if _differs_deep(x, y):
+                return _first_difference(x, y, (), names[i] if i < len(names) else f"{what}[{i}]")
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and a.size:
+        same = (a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind in "fc" else a == b
+        idx = tuple(int(i) for i in np.argwhere(~same)[0])
+        return f" ({what} at {list(idx)} was {_fmt(float(a[idx]))} when returned, {_fmt(float(b[idx]))} now)"
+    return f" ({what})"
+
+
 def expect_raises(error: type, fn: Callable, *args, why: str, **kwargs) -> None:
     """The call raises `error` (the contract names the ValueErrors)."""
     try:
         fn(*args, **kwargs)
     except AttemptRaised as exc:
-        if isinstance(exc.original, error):
+        if exc.original.is_a(error):
             return
-        call = LOG.calls[-1].source if LOG.calls else "the call"
-        raise CheckFailed(
-            f"{call} raised {type(exc.original).__name__}, expected {error.__name__} ({why})",
-            kind="raises") from None
-    call = LOG.calls[-1].source if LOG.calls else "the call"
-    raise CheckFailed(f"{call} returned normally, expected {error.__name__} ({why})", kind="raises")
+        raise CheckFailed(f"{last_call()} raised {exc.original.type_name}, expected {error.__name__} ({why})",
+                          kind="raises") from None
+    raise CheckFailed(f"{last_call()} returned normally, expected {error.__name__} ({why})", kind="raises")
 
 
 def expect_inputs_unchanged() -> None:
-    """No call of this case wrote into its arguments."""
+    """No call wrote into its arguments: neither in this case nor in any earlier check of the
+    grading (every call's arguments are compared after it, whatever their dtype or size)."""
     for c in LOG.calls:
         if c.mutated:
-            raise CheckFailed(
-                f"{c.source} modified its input {', '.join('`%s`' % m for m in c.mutated)}: "
-                f"work on a copy or build a new array",
-                kind="mutated",
-            )
+            raise CheckFailed(f"{c.source} modified its input {_listed(c.mutated)}: the caller's arrays "
+                              f"are not the function's to change", kind="mutated")
+    earlier = next((c for c in MUTATIONS if c not in LOG.calls), None)
+    if earlier is not None:
+        failure = CheckFailed(f"{earlier.source} modified its input {_listed(earlier.mutated)} (a call made in "
+                              f"the check '{earlier.check}'): the caller's arrays are not the function's to "
+                              f"change", kind="mutated")
+        failure.calls, failure.earlier = [earlier], earlier
+        raise failure
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in dict.fromkeys(names))
 
 
 # ----------------------------------------------------------------------------- @check
@@ -532,6 +815,10 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
             try:
                 run_case(impl, ref, case)
             except CheckFailed as exc:
+                earlier = getattr(exc, "earlier", None)
+                if earlier is not None:  # the failing call was made in another check
+                    exc.repro = repro_for([earlier], None, getattr(impl, "_path", None), earlier.repro)
+                    return exc
                 exc.calls, exc.case = list(LOG.calls), case
                 exc.repro = repro_for(LOG.calls, LOG.inputs, getattr(impl, "_path", None))
                 return exc
@@ -543,15 +830,16 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
             if a.kind != b.kind:
                 return False
             if isinstance(a, AttemptRaised):
-                return type(a.original) is type(b.original)
+                return a.original.type_name == b.original.type_name
             return True
 
         def test(impl, ref):
+            LOG.check = name
             for case in cases:
                 failure = attempt_case(impl, ref, case)
                 if failure is None:
                     continue
-                if shrink and not isinstance(failure, NotImplementedYet):
+                if shrink and not isinstance(failure, NotImplementedYet) and failure.case is not None:
                     failure = _shrink(impl, ref, failure, attempt_case, same_kind, minimum, valid)
                 if failure.case and _describe_case(failure.case):
                     failure.message = f"{failure.message} [{_describe_case(failure.case)}]"
@@ -569,17 +857,26 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
 
 
 def _shrink(impl, ref, failure, attempt_case, same_kind, minimum, valid):
-    deadline = time.perf_counter() + SHRINK_SECONDS
+    """The smallest case that fails the same way, found within SHRINK_SECONDS. A call that
+    hangs or crashes while shrinking ends the search (the judge restarts the attempt's
+    process before the next check) and the failure found so far stands."""
+    deadline = time.monotonic() + SHRINK_SECONDS
+    check_deadline, LOG.deadline = LOG.deadline, min(LOG.deadline, deadline + 1.0)
     improved = True
-    while improved and time.perf_counter() < deadline:
-        improved = False
-        for smaller in sorted(_smaller(failure.case, minimum), key=_size):
-            if valid is not None and not valid(smaller):
-                continue
-            if time.perf_counter() > deadline:
-                break
-            again = attempt_case(impl, ref, smaller)
-            if again is not None and same_kind(again, failure):
-                failure, improved = again, True
-                break
+    try:
+        while improved and time.monotonic() < deadline:
+            improved = False
+            for smaller in sorted(_smaller(failure.case, minimum), key=_size):
+                if valid is not None and not valid(smaller):
+                    continue
+                if time.monotonic() > deadline:
+                    break
+                again = attempt_case(impl, ref, smaller)
+                if again is not None and again.case is not None and same_kind(again, failure):
+                    failure, improved = again, True
+                    break
+    except AttemptGone:
+        pass
+    finally:
+        LOG.deadline = check_deadline
     return failure

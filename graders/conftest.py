@@ -2,18 +2,19 @@
 
     pytest graders/test_softmax.py                 # grades the reference solution
     pytest graders/test_softmax.py --impl my.py    # grades my.py
+
+The attempt runs in its own process here too (graders/sandbox.py), restarted after a
+check that hangs or crashes it; the checks and the reference run in pytest's process.
 """
 from __future__ import annotations
 
-import os
+import time
+from pathlib import Path
 
 import pytest
 
-from graders import attempt as attempt_files
-from graders.checks import Attempt, CheckFailed
-
-# seconds per check: generous for Python loops over rows or heads (KATA_CHECK_SECONDS overrides)
-DEFAULT_TIMEOUT = float(os.environ.get("KATA_CHECK_SECONDS", "10"))
+from graders import checks, files, judge, sandbox
+from graders.harness import check_seconds, static_checks
 
 
 def pytest_addoption(parser):
@@ -25,37 +26,59 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("timeout") is None:
             own = getattr(getattr(item, "function", None), "timeout", None)
-            item.add_marker(pytest.mark.timeout(own or DEFAULT_TIMEOUT))
+            # a backstop only: the sandbox enforces each check's limit from outside
+            item.add_marker(pytest.mark.timeout((own or check_seconds()) + 30))
 
 
 @pytest.fixture(scope="module")
-def _graded_module(request):
-    kata = attempt_files.kata_of(request.module.__file__)
-    path = request.config.getoption("--impl") or str(attempt_files.reference_path(kata))
-    return attempt_files.load_graded(path, kata), path
+def _box(request):
+    kata = files.kata_of(request.module.__file__)
+    path = Path(request.config.getoption("--impl") or files.reference_path(kata)).resolve()
+    source = path.read_bytes()
+    problem = "; ".join(c.message for c in static_checks(source, str(path)))
+    box = sandbox.Sandbox(source, str(path), kata, getattr(request.module, "WORKER_SETUP", ()))
+    checks.begin_grading()
+    with box:
+        yield box, path, problem
 
 
 @pytest.fixture
-def impl(_graded_module):
-    """The graded module, every call recorded."""
-    module, path = _graded_module
-    return Attempt(module, path)
+def impl(_box, request):
+    """The graded module, every call sent to the attempt's process and recorded."""
+    box, path, problem = _box
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    seconds = getattr(request.function, "timeout", None) or check_seconds()
+    if box.gone is not None or box.chan is None:
+        box.start()
+        try:
+            box.wait_loaded(time.monotonic() + check_seconds())
+        except sandbox.AttemptGone as exc:
+            pytest.fail(f"the file does not load: {exc.message}", pytrace=False)
+        failure = judge.loaded_message(box.loaded)
+        if failure:
+            pytest.fail(failure, pytrace=False)
+    checks.LOG.deadline = time.monotonic() + seconds
+    return checks.Candidate(box, box.functions, str(path))
 
 
 @pytest.fixture(scope="module")
 def ref(request):
     """The reference solution, called directly."""
-    kata = attempt_files.kata_of(request.module.__file__)
-    return attempt_files.load(attempt_files.reference_path(kata), f"reference_{kata}")
+    return files.reference(files.kata_of(request.module.__file__))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if call.excinfo is not None and isinstance(call.excinfo.value, CheckFailed):
-        exc = call.excinfo.value
+    exc = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(exc, checks.CheckFailed):
         text = exc.message
         if exc.repro:
             text += "\n\nTo reproduce:\n" + "\n".join("    " + line for line in exc.repro.splitlines())
         report.longrepr = text
+    elif isinstance(exc, sandbox.AttemptGone):
+        report.outcome = "failed"
+        what = "did not finish in time" if isinstance(exc, sandbox.CallTimedOut) else exc.message
+        report.longrepr = f"{checks.last_call()}: {what}"

@@ -1,21 +1,29 @@
-"""Naming the likely mistake: which known bug behaves like the attempt where it failed.
+"""Naming the likely mistake: the known bug that behaves exactly like the attempt.
 
-A bug matches when, on every call made in the failing checks, it gives what the attempt
-gave (the same values within the contract's tolerance, or the same kind of exception).
-Among the bugs that match, the one that also agrees with the attempt on the most of the
-other recorded calls wins; a tie names both.
+A catalogued bug is named only when, replayed here on the same inputs, it gives what the
+attempt gave on every recorded call of the grading: the failing calls, and every other
+call too, which is what tells a bug from its near neighbours (an offset off by one
+rather than missing, say). "The same" means the same values within the contract's
+tolerance, the same kind of exception, and the same writes into the inputs. A bug that
+keeps state between calls (`Bug.stateful`) is replayed on the whole sequence of calls in
+order. When no bug, or more than one that behave differently, fits, the report says what
+differs and names no cause: a wrong diagnosis sends the candidate after a mistake they
+did not make.
 """
 from __future__ import annotations
 
+import contextlib
+import time
 import warnings
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from graders import bugs as bug_catalogue
-from graders.attempt import load, reference_path
-from graders.checks import Call, _differs, copy_args, tolerance
+from graders.checks import Call, Raised, _differs, clone, tolerance
+from graders.files import reference
+
+BUDGET_SECONDS = 5.0  # replays stop here; no diagnosis is better than a slow one
 
 
 def _dtype_of(call: Call) -> np.dtype:
@@ -26,10 +34,15 @@ def _dtype_of(call: Call) -> np.dtype:
 
 
 def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
-    if isinstance(a, BaseException) or isinstance(b, BaseException):
-        return isinstance(a, BaseException) and isinstance(b, BaseException) and type(a) is type(b)
+    """`a` (what the attempt gave, decoded) and `b` (what a bug gave here) are the same answer."""
+    if isinstance(a, Raised) or isinstance(b, BaseException):
+        return isinstance(a, Raised) and isinstance(b, BaseException) and a.same_as(b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k], dtype) for k in a)
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return len(a) == len(b) and all(_same(x, y, dtype) for x, y in zip(a, b))
+    if isinstance(a, (dict, tuple, list)) or isinstance(b, (dict, tuple, list)):
+        return False
     try:
         x, y = np.asarray(a), np.asarray(b)
     except Exception:
@@ -38,6 +51,8 @@ def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
         return False
     if (x.dtype.kind in "iu") != (y.dtype.kind in "iu"):
         return False  # an integer answer (a count, a sampled index) is not the same as a float one
+    if x.dtype.kind in "iu":
+        return bool(np.array_equal(x, y))  # counts are exact
     if x.dtype == np.bool_ or y.dtype == np.bool_:
         # a mask's dtype is graded: a float or int 0/1 array is not the same answer as a bool one
         return x.dtype == y.dtype and bool(np.array_equal(x, y))
@@ -48,62 +63,112 @@ def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
         return False
 
 
-def _replay(bug, call: Call, args: tuple, kwargs: dict) -> Any:
-    fn = getattr(bug.module, call.function, None)
-    if fn is None:
-        return NotImplementedError()
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            return fn(*args, **kwargs)
-        except Exception as exc:
-            return exc
+class Replayer:
+    """Calls a known bug (or the reference) here, the way the attempt was called."""
+
+    def __init__(self, module, setup: tuple[str, ...] = ()):
+        self.module, self.setup = module, setup
+
+    def outcome(self, call: Call) -> tuple[Any, bool]:
+        """(what it returned or raised, whether it wrote into its arguments)."""
+        args, kwargs = clone((call.args, call.kwargs))
+        fn = getattr(self.module, call.function, None)
+        if fn is None:
+            return NotImplementedError(), False
+        with warnings.catch_warnings(), np.errstate(all="ignore"), self._guards():
+            warnings.simplefilter("ignore")
+            try:
+                out = fn(*args, **kwargs)
+            except Exception as exc:
+                return exc, False
+        wrote = any(_differs(old, new) for old, new in zip((*call.args, *call.kwargs.values()),
+                                                           (*args, *kwargs.values())))
+        return out, wrote
+
+    def _guards(self):
+        if "refuse_global_random" in self.setup:
+            from graders.worker import refusing_global_random
+
+            return refusing_global_random(np)
+        return contextlib.nullcontext()
+
+    def agrees(self, call: Call) -> bool:
+        """The same answer as the attempt gave on `call`, alone (no earlier calls replayed)."""
+        if call.later_seen and not _same(call.outcome, call.later, _dtype_of(call)):
+            return False  # the attempt's answer changed after later calls; a fresh replay's cannot
+        out, wrote = self.outcome(call)
+        return self._matches(call, out, wrote)
+
+    @staticmethod
+    def _matches(call: Call, out, wrote: bool) -> bool:
+        # writing into the inputs is part of the behaviour: an in-place bug, whose return value is
+        # right, must not explain every failure whose values are right, nor miss the one it causes
+        return wrote == bool(call.mutated) and _same(call.outcome, out, _dtype_of(call))
+
+    def agrees_in_order(self, history: list[Call], deadline: float) -> bool:
+        """The same answers as the attempt on every call, replayed in order on this (fresh) module,
+        and the same answers again where the attempt's were fetched after later calls."""
+        returned, fetched = {}, {}
+        for c in history:
+            if c.later_seen:
+                fetched.setdefault(c.later_after, []).append(c)
+        for c in history:
+            if time.monotonic() > deadline:
+                return False
+            out, wrote = self.outcome(c)
+            if not self._matches(c, out, wrote):
+                return False
+            returned[c.id] = out
+            for earlier in fetched.get(c.id, ()):
+                if earlier.id in returned and not _same(earlier.later, returned[earlier.id], _dtype_of(earlier)):
+                    return False
+        return True
 
 
-def agrees(bug, call: Call) -> bool:
-    if not call.recorded:
-        return False
-    args, kwargs = copy_args((call.args, call.kwargs))
-    outcome = _replay(bug, call, args, kwargs)
-    # writing into the inputs is part of the behaviour: an in-place bug, whose return value is
-    # right, must not explain every failure whose values are right, nor miss the one it causes
-    wrote = not isinstance(outcome, BaseException) and any(
-        _differs(old, new) for old, new in zip((*call.args, *call.kwargs.values()), (*args, *kwargs.values())))
-    return wrote == bool(call.mutated) and _same(outcome, call.outcome, _dtype_of(call))
+def diagnose(kata: str, failing: list[Call], history: list[Call], named: list[str] = (),
+             setup: tuple[str, ...] = ()) -> dict | None:
+    """{'bug': name, 'bugs': [names], 'message': lesson} for the known bug behind the failures, or None.
 
-
-def diagnose(kata: str, failing: list[Call], history: list[Call], named: list[str] = ()) -> dict | None:
-    """{'bug': name, 'message': lesson} for the known bug behind the failures, if any.
-
-    `named` are bugs that a check recognised from what it measured (a memory peak, say);
-    they are the answer when no bug's outputs explain the failures.
+    `named` are bugs that a check recognised from what it measured (a memory peak, a
+    warning): the answer when the failing calls' values are right (the reference explains
+    them) and so no replay can tell.
     """
-    failing = [c for c in failing if c.recorded]
-    if not failing or _reference_explains(kata, failing):
-        # the attempt did what the reference does on every failing call, so its outputs
-        # cannot tell one bug from another (the failure lies in something else it measured)
+    failing = [c for c in failing if c.recorded and c.kept]
+    history = [c for c in history if c.recorded and c.kept]
+    if not failing or _reference_explains(kata, failing, setup):
         return _named(kata, named)
-    scored = []
-    for bug in bug_catalogue.load(kata):
-        try:
-            if not all(agrees(bug, c) for c in failing):
-                continue
-            score = sum(agrees(bug, c) for c in history if c.recorded)
-        except Exception:
-            continue
-        scored.append((score, bug))
-    if not scored:
-        return _named(kata, named)
-    best = max(s for s, _ in scored)
-    winners = [b for s, b in scored if s == best]
-    message = winners[0].likely if len(winners) == 1 else " or ".join(b.likely for b in winners[:2])
-    return {"bug": winners[0].name, "bugs": [b.name for b in winners], "message": message}
+    deadline = time.monotonic() + BUDGET_SECONDS
+    catalogue = bug_catalogue.load(kata)
+    # first the failing calls alone, for every bug (cheap); then everything, for those that fit them
+    suspects = [b for b in catalogue if b.stateful or _quietly(lambda: all(Replayer(b.module, setup).agrees(c)
+                                                                             for c in failing))]
+    fitting = [b for b in suspects if time.monotonic() < deadline and _quietly(lambda: _fits(b, history, setup, deadline))]
+    if not fitting or time.monotonic() >= deadline:
+        return None
+    message = fitting[0].likely if len(fitting) == 1 else " or ".join(b.likely for b in fitting[:2])
+    return {"bug": fitting[0].name, "bugs": [b.name for b in fitting], "message": message}
 
 
-def _reference_explains(kata: str, failing: list[Call]) -> bool:
-    reference = SimpleNamespace(module=load(reference_path(kata), f"reference_for_diagnosis_{kata}"))
+def _fits(bug, history: list[Call], setup, deadline: float) -> bool:
+    """The bug gives what the attempt gave on every recorded call of the grading."""
+    if bug.stateful:  # its answers depend on the calls before: replay them all, in order, afresh
+        return Replayer(bug.fresh_module(), setup).agrees_in_order(history, deadline)
+    replay = Replayer(bug.module, setup)
+    return all(replay.agrees(c) for c in history if time.monotonic() < deadline) and time.monotonic() < deadline
+
+
+def _quietly(test) -> bool:
+    """A replay that fails in an unforeseen way fits nothing."""
     try:
-        return all(agrees(reference, c) for c in failing)
+        return bool(test())
+    except Exception:
+        return False
+
+
+def _reference_explains(kata: str, failing: list[Call], setup) -> bool:
+    replay = Replayer(reference(kata), setup)
+    try:
+        return all(replay.agrees(c) for c in failing)
     except Exception:
         return False
 
@@ -114,3 +179,4 @@ def _named(kata: str, named) -> dict | None:
         if name in known:
             return {"bug": name, "bugs": [name], "message": known[name].likely}
     return None
+

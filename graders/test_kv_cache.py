@@ -7,8 +7,8 @@ the agreement check also gives random ones, since the function must take any cac
 """
 import numpy as np
 
-from graders.checks import (CheckFailed, check, expect_close, expect_inputs_unchanged, expect_raises,
-                            expect_shape, expect_tuple, laid_out, tolerance)
+from graders.checks import (LAYOUT_CHECK, CheckFailed, check, expect_close, expect_inputs_unchanged, expect_raises,
+                            expect_repeatable, expect_shape, expect_tuple, layout_cases, tolerance)
 
 FUNCTION = "attend_with_cache"
 SHAPES = "returns y (B, t_new, d_model) and the cache (k, v), each (B, n_heads, t_past + t_new, d_head)"
@@ -18,7 +18,6 @@ CONTENTS = "the returned cache is the given one followed by x @ W_k and x @ W_v 
 EMPTY = "a cache with t_past = 0 gives what cache=None gives"
 STATE = "earlier results stay right across later calls, two sequences decoded in turn"
 LONG = "works with caches longer than 4096 positions"
-LAYOUTS = "accepts views, slices, Fortran-ordered and read-only inputs"
 HUGE = "stays finite and correct for scores of 1e4 and more"
 ZERO = "a zero row of x (scores exactly 0) gets the same answer as the reference"
 NEGATIVE = "rows whose scores are all near -800 get the same answer as the reference"
@@ -97,10 +96,10 @@ def _expected(ref, x, Ws, n_heads, cache=None):
     return y, k, v
 
 
-def _expect_all(got, want, what, dtype, extreme=False):
+def _expect_all(got, want, what, dtype, extreme=False, hint=None):
     """y, k and v each close to the reference."""
     for name, g, w in zip(("y", "the returned k", "the returned v"), got, want):
-        expect_close(g, w, f"{name} from {what}", dtype, extreme=extreme)
+        expect_close(g, w, f"{name} from {what}", dtype, extreme=extreme, hint=hint)
 
 
 def _mismatch(got, want, rtol, atol):
@@ -278,49 +277,61 @@ def _used_previous_cache(ref, got, x, Ws, n_heads, previous, rtol, atol):
     return _mismatch(got[0], y_other, rtol, atol) is None
 
 
+class _Turns:
+    """Two sequences decoded in turn: each call continues its sequence from the cache that
+    sequence's previous call returned (and remembers the cache the call before it returned)."""
+
+    def __init__(self, impl, new, ref, xs, Ws, n_heads, dtype):
+        self.impl, self.new, self.ref, self.xs, self.Ws, self.n_heads = impl, new, ref, xs, Ws, n_heads
+        self.whole = {s: _expected(ref, xs[s], Ws, n_heads) for s in xs}
+        self.caches, self.previous, self.tol = {"a": None, "b": None}, None, tolerance(dtype)
+
+    def call(self, n, s, start, end):
+        """Make the call (the function that expect_repeatable runs)."""
+        self.x = self.new.let(f"x{n}", self.xs[s][:, start:end].copy(), f"x_{s}[:, {start}:{end}].copy()")
+        cache = self.caches[s]
+        out = getattr(self.impl, FUNCTION)(self.x, *self.Ws, self.n_heads, *(() if cache is None else (cache,)))
+        expect_inputs_unchanged()  # else the later calls would see other inputs
+        self.given, self.previous_now = cache, self.previous
+        if isinstance(out, (tuple, list)) and len(out) == 2:
+            self.previous = self.caches[s] = self.new.let(
+                f"cache_{s}", out[1], f"{FUNCTION}(x{n}, W_q, W_k, W_v, W_o, {self.n_heads}"
+                                      f"{', cache_' + s if start else ''})[1]")
+        return out
+
+    def judge(self, n, s, start, end, answer, what):
+        """The answer against attention on sequence s alone (what expect_repeatable asks of it)."""
+        B, _, d_model = self.x.shape
+        t_all, d_head = end, d_model // self.n_heads
+        y, grown = expect_tuple(answer, 2, what)
+        got = (expect_shape(y, (B, end - start, d_model), f"y from {what}"),
+               *(expect_shape(a, (B, self.n_heads, t_all, d_head), f"the returned {name} from {what}")
+                 for name, a in zip("kv", expect_tuple(grown, 2, f"the cache from {what}"))))
+        whole = self.whole[s]
+        want = (whole[0][:, start:end], whole[1][:, :, :end], whole[2][:, :, :end])
+        what = (f"{what} (sequence {s}, positions {start}..{end - 1}, given the cache its previous call "
+                f"returned; the calls alternate between sequences a and b)")
+        try:
+            _expect_whole(got, want, what, start, *self.tol)
+        except CheckFailed as exc:
+            if start and _used_previous_cache(self.ref, got, self.x, self.Ws, self.n_heads, self.previous_now,
+                                              *self.tol):
+                raise CheckFailed(f"{exc.message}; that y is what the cache returned by call {n} (the other "
+                                  f"sequence) gives, not the cache passed in", kind=exc.kind) from None
+            raise
+
+
 @check(STATE, [
     {"B": 2, "n_heads": 2, "d_head": 3, "seed": 0},
     {"B": 1, "n_heads": 3, "d_head": 2, "dtype": "float32", "seed": 1},
 ], shrink=False)
 def test_state(impl, new, ref, B, n_heads, d_head, dtype="float64"):
-    d_model, rtol, atol = n_heads * d_head, *tolerance(dtype)
+    d_model = n_heads * d_head
     xs = {"a": new.normal("x_a", (B, 7, d_model), dtype=dtype), "b": new.normal("x_b", (B, 4, d_model), dtype=dtype)}
     Ws = [new.normal(n, (d_model, d_model), scale=0.5, dtype=dtype) for n in W_NAMES]
-    whole = {s: _expected(ref, xs[s], Ws, n_heads) for s in xs}
-    caches, kept, previous = {"a": None, "b": None}, [], None
-    for n, (s, start, end) in enumerate(TURNS):
-        xc = new.let(f"x{n}", xs[s][:, start:end].copy(), f"x_{s}[:, {start}:{end}].copy()")
-        got = _call(impl, xc, Ws, n_heads, caches[s], (f"x{n}", f"cache_{s}"))
-        expect_inputs_unchanged()  # else the later calls would see other inputs
-        want = (whole[s][0][:, start:end], whole[s][1][:, :, :end], whole[s][2][:, :, :end])
-        what = (f"call {n + 1} of {len(TURNS)} (sequence {s}, positions {start}..{end - 1}, given the cache its "
-                f"previous call returned; the calls alternate between sequences a and b)")
-        try:
-            _expect_whole(got, want, what, start, rtol, atol)
-        except CheckFailed as exc:
-            if start and _used_previous_cache(ref, got, xc, Ws, n_heads, previous, rtol, atol):
-                raise CheckFailed(f"{exc.message}; that y is what the cache returned by call {n} (the other "
-                                  f"sequence) gives, not the cache passed in", kind=exc.kind,
-                                  bug="global_cache_state") from None
-            raise
-        kept.append((n, s, [np.array(g, copy=True) for g in got], got))
-        previous = caches[s] = new.let(f"cache_{s}", got[1:], f"{FUNCTION}(x{n}, W_q, W_k, W_v, W_o, {n_heads}"
-                                       f"{', cache_' + s if start else ''})[1]")
-    _expect_kept(kept)
-
-
-def _expect_kept(kept):
-    """Every result returned earlier still holds the values it was returned with."""
-    for n, s, then, now in kept:
-        for name, a, b in zip(("y", "k", "v"), then, now):
-            found = _mismatch(b, a, 0.0, 0.0)
-            if found:
-                _, idx, is_now, was_then = found
-                raise CheckFailed(f"the {name} that call {n + 1} returned (sequence {s}) was right when it was "
-                                  f"returned, but after the later calls it holds other values: at index {list(idx)} "
-                                  f"it was {_g(was_then)} and is now {_g(is_now)}; each call must return arrays "
-                                  f"that no later call writes into",
-                                  bug="output_buffer_reused" if name == "y" else None)
+    turns = _Turns(impl, new, ref, xs, Ws, n_heads, dtype)
+    expect_repeatable(impl, [(lambda n=n, t=t: turns.call(n, *t), lambda answer, what, n=n, t=t: turns.judge(
+        n, *t, answer, what)) for n, t in enumerate(TURNS)], dtype)
 
 
 @check(LONG, [
@@ -335,19 +346,15 @@ def test_long_cache(impl, new, ref, B, t_past, t_new, n_heads, d_head, dtype="fl
     _expect_all(_call(impl, x, Ws, n_heads, cache), want, f"the call with t_past = {t_past}", dtype)
 
 
-@check(LAYOUTS, [
-    {"layout": "fortran", "B": 2, "t_past": 3, "t_new": 3, "n_heads": 2, "d_head": 3, "seed": 0},
-    {"layout": "swapped", "B": 2, "t_past": 2, "t_new": 4, "n_heads": 3, "d_head": 2, "seed": 1},
-    {"layout": "strided", "B": 3, "t_past": 4, "t_new": 2, "n_heads": 2, "d_head": 2, "seed": 2},
-    {"layout": "read-only", "B": 2, "t_past": 3, "t_new": 2, "n_heads": 2, "d_head": 3, "seed": 3},
-])
+@check(LAYOUT_CHECK, layout_cases([
+    {"B": 2, "t_past": 3, "t_new": 3, "n_heads": 2, "d_head": 3, "seed": 0},
+    {"B": 3, "t_past": 2, "t_new": 4, "n_heads": 3, "d_head": 2, "seed": 1},
+]))
 def test_layouts(impl, new, ref, layout, B, t_past, t_new, n_heads, d_head):
-    d_model = n_heads * d_head
-    x = laid_out(new, "x", new.normal("x0", (B, t_new, d_model)), "x0", layout)
-    Ws = [laid_out(new, n, new.normal(n + "0", (d_model, d_model), scale=0.5), n + "0", layout) for n in W_NAMES]
-    pair = [laid_out(new, n, new.normal(n + "0", (B, n_heads, t_past, d_head)), n + "0", layout)
-            for n in ("k_past", "v_past")]
-    cache = new.let("cache", tuple(pair), "(k_past, v_past)")
+    x, Ws = _inputs(new, B, t_new, n_heads, d_head)
+    pair = [new.normal(n, (B, n_heads, t_past, d_head)) for n in ("k_past", "v_past")]
+    x, *Ws = new.relayout(layout, x, *Ws)
+    cache = new.let("cache", tuple(new.relayout(layout, *pair)), "(k_past, v_past)")
     want = _expected(ref, x, Ws, n_heads, cache)
     _expect_all(_call(impl, x, Ws, n_heads, cache), want, f"the call on {layout} inputs", np.float64)
 
@@ -367,14 +374,6 @@ def _score_range(x, Ws, cache, n_heads):
     return s.min(axis=(0, 2)), s.max(axis=(0, 2))
 
 
-def _expect_special(got, want, what, dtype, note):
-    """_expect_all, with what the inputs were like added to a failure."""
-    try:
-        _expect_all(got, want, what, dtype, extreme=True)
-    except CheckFailed as exc:
-        raise CheckFailed(f"{exc.message} ({note})", kind=exc.kind) from None
-
-
 @check(HUGE, [
     {"B": 2, "t_past": 3, "t_new": 3, "n_heads": 2, "d_head": 3, "dtype": "float64", "x_scale": 25.0, "seed": 0},
     {"B": 2, "t_past": 2, "t_new": 3, "n_heads": 2, "d_head": 3, "dtype": "float32", "x_scale": 25.0, "seed": 1},
@@ -386,8 +385,8 @@ def test_huge_scores(impl, new, ref, B, t_past, t_new, n_heads, d_head, dtype, x
     x_past = new.normal("x_past", (B, t_past, n_heads * d_head), scale=x_scale, dtype=dtype)
     cache = _projected_cache(new, x_past, Ws, n_heads)
     want, (low, high) = _expected(ref, x, Ws, n_heads, cache), _score_range(x, Ws, cache, n_heads)
-    _expect_special(_call(impl, x, Ws, n_heads, cache), want, "the call", dtype,
-                    f"the scores here run from {low.min():.3g} to {high.max():.3g}")
+    _expect_all(_call(impl, x, Ws, n_heads, cache), want, "the call", dtype, extreme=True,
+                hint=f"the scores here run from {low.min():.3g} to {high.max():.3g}")
 
 
 @check(ZERO, [
@@ -407,9 +406,9 @@ def test_zero_rows(impl, new, ref, B, t_past, t_new, n_heads, d_head, dtype):
     past = new.let("x_past", past, "x_past0.copy(); x_past[:, -1] = 0")
     cache = _projected_cache(new, past, Ws, n_heads)
     want = _expected(ref, x, Ws, n_heads, cache)
-    _expect_special(_call(impl, x, Ws, n_heads, cache), want, "the call", dtype,
-                    "x is 0 at new positions 0, 2, ... and x_past at its last position, so those rows and "
-                    "columns of the scores are exactly 0")
+    _expect_all(_call(impl, x, Ws, n_heads, cache), want, "the call", dtype, extreme=True,
+                hint="x is 0 at new positions 0, 2, ... and x_past at its last position, so those rows and "
+                     "columns of the scores are exactly 0")
 
 
 @check(NEGATIVE, [
@@ -433,9 +432,9 @@ def test_far_below_zero(impl, new, ref, B, t_past, t_new, dtype):
     Ws = [W_q, W_k] + [new.normal(n, (4, 4), scale=0.5, dtype=dtype) for n in ("W_v", "W_o")]
     cache = _projected_cache(new, x_past, Ws, 2)
     want, (low, high) = _expected(ref, x, Ws, 2, cache), _score_range(x, Ws, cache, 2)
-    _expect_special(_call(impl, x, Ws, 2, cache), want, "the call", dtype,
-                    f"every score of head 0 lies between {low[0]:.4g} and {high[0]:.4g}, those of head 1 "
-                    f"between {low[1]:.3g} and {high[1]:.3g}")
+    _expect_all(_call(impl, x, Ws, 2, cache), want, "the call", dtype, extreme=True,
+                hint=f"every score of head 0 lies between {low[0]:.4g} and {high[0]:.4g}, those of head 1 "
+                     f"between {low[1]:.3g} and {high[1]:.3g}")
 
 
 @check(TINY, [{"t_past": 5, "n_far": 8}, {"t_past": 2, "n_far": 6}, {"t_past": 9, "n_far": 12}], shrink=False)

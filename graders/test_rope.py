@@ -124,7 +124,6 @@ def test_position_zero(impl, new, lead, T, d_half, dtype="float64"):
     zeros = new.let("zeros", np.zeros(T, dtype=np.int64), f"np.zeros({T}, dtype=np.int64)")
     first = expect_shape(impl.rope(x), x.shape, "rope(x)")
     every = expect_shape(impl.rope(x, zeros), x.shape, "rope(x, zeros)")
-    expect_inputs_unchanged()
     expect_same(first[..., 0, :], original[..., 0, :], "row 0 of rope(x), at position 0,", "x's row 0", dtype)
     expect_same(every, original, "rope(x, zeros), every row at position 0,", "x", dtype)
 
@@ -167,7 +166,6 @@ def test_relative(impl, new, T, d_half, shift):
         expect_shape(impl.rope(k, positions), (T, d), "rope(k, positions)").T
     s1 = expect_shape(impl.rope(q, shifted), (T, d), "rope(q, shifted)") @ \
         expect_shape(impl.rope(k, shifted), (T, d), "rope(k, shifted)").T
-    expect_inputs_unchanged()
     bad = ~np.isclose(s1, s0, rtol=1e-6, atol=1e-8)
     if np.any(bad):
         m, n = (int(i) for i in np.argwhere(bad)[0])
@@ -195,7 +193,6 @@ def test_custom_positions(impl, new, ref, lead, T, d_half, top, dtype="float64")
     arange = new.let("arange", np.arange(T), f"np.arange({T})")
     out = impl.rope(x, positions)
     out_arange = impl.rope(x, arange)
-    expect_inputs_unchanged()
     expect_rope_close(out, x64, positions, 10000.0, expected, "rope(x, positions)", dtype)
     expect_close(out_arange, default, "rope(x, np.arange(T)), the default positions given explicitly,", dtype)
 

@@ -233,7 +233,6 @@ def test_prefix(impl, new, T_short, extra, d_model, d_k):
     x_short = new.let("x_short", x[:T_short], f"x[:{T_short}]")
     out, weights = attend(impl, x, W_q, W_k, W_v, causal=True)
     out_short, weights_short = attend(impl, x_short, W_q, W_k, W_v, causal=True)
-    expect_inputs_unchanged()   # otherwise the second call did not see the first call's inputs
     for value, what in ((weights, "the weight matrix for x"), (out, "out for x"),
                         (weights_short, "the weight matrix for x_short"), (out_short, "out for x_short")):
         expect_finite(value, what)
@@ -256,7 +255,6 @@ def test_shuffle(impl, new, T, d_model, d_k):
     x_shuffled = new.let("x_shuffled", x[order], "x[order]")
     out, weights = attend(impl, x, W_q, W_k, W_v, causal=False)
     out_s, weights_s = attend(impl, x_shuffled, W_q, W_k, W_v, causal=False)
-    expect_inputs_unchanged()
     for value, what in ((weights, "the weight matrix for x"), (out, "out for x"),
                         (weights_s, "the weight matrix for x[order]"), (out_s, "out for x[order]")):
         expect_finite(value, what)

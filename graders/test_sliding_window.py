@@ -1,10 +1,9 @@
 """Grader for sliding_window_attention(q, k, v, window): causal attention over the last `window` positions."""
-import tracemalloc
-
 import numpy as np
 
-from graders.checks import (CheckFailed, check, expect_close, expect_inputs_unchanged, expect_raises,
-                            expect_shape, laid_out, tolerance, unrecorded)
+from graders.checks import (LAYOUT_CHECK, LOG, CheckFailed, call_options, check, expect_close,
+                            expect_inputs_unchanged, expect_raises, expect_repeatable, expect_shape, layout_cases,
+                            tolerance, unrecorded)
 
 FUNCTION = "sliding_window_attention"
 MEMORY = "never builds a full T x T array (tracemalloc peak at T=8192, d=16, window 16)"
@@ -66,15 +65,6 @@ def _g(x):
     return f"{x:.6g}"
 
 
-def _expect_as(got, want, what, against, dtype):
-    """`got` close to `want`, which is `against` (not the reference), within the tolerance for dtype."""
-    found = _mismatch(got, want, *tolerance(dtype))
-    if found:
-        n, idx, a, b = found
-        raise CheckFailed(f"{what} differs from {against} in {n} of {np.size(want)} entries, by up to "
-                          f"{_g(abs(a - b))}: at index {list(idx)} it is {_g(a)}, expected {_g(b)}", kind="close")
-
-
 # ----------------------------------------------------------------------------- shapes and values
 
 @check("returns (..., T, d)", CASES)
@@ -99,8 +89,8 @@ def test_window_covers_everything(impl, new, lead, T, d, extra, dtype="float64")
     q, k, v = qkv(new, lead, T, d, dtype)
     window = T + extra
     want = band_attention(q, k, v, T)   # first, in case the attempt writes into its inputs
-    _expect_as(_call(impl, q, k, v, window), want, f"{FUNCTION}(q, k, v, {window})",
-               f"causal attention (T = {T}, so every earlier position is in the window)", dtype)
+    expect_close(_call(impl, q, k, v, window), want, f"{FUNCTION}(q, k, v, {window})", dtype,
+                 against=f"causal attention (T = {T}, so every earlier position is in the window)")
 
 
 @check("window == 1 returns v", [
@@ -111,8 +101,8 @@ def test_window_covers_everything(impl, new, lead, T, d, extra, dtype="float64")
 def test_window_one(impl, new, lead, T, d, dtype="float64"):
     q, k, v = qkv(new, lead, T, d, dtype, scale=3.0)
     want = v.copy()
-    _expect_as(_call(impl, q, k, v, 1), want, f"{FUNCTION}(q, k, v, 1)",
-               "v (each position sees only itself, with weight 1)", dtype)
+    expect_close(_call(impl, q, k, v, 1), want, f"{FUNCTION}(q, k, v, 1)", dtype,
+                 against="v (each position sees only itself, with weight 1)")
 
 
 @check(LOCAL, [
@@ -163,13 +153,9 @@ def _band_scores(q, k, window):
 
 
 def _expect_special(impl, q, k, v, window, dtype, note):
-    """The attempt's output against the band attention, with what the inputs were like added to a failure."""
+    """The attempt's output against the band attention, with what the inputs were like as a hint."""
     want = band_attention(q, k, v, window)
-    got = _call(impl, q, k, v, window)
-    try:
-        expect_close(got, want, f"{FUNCTION}(q, k, v, {window})", dtype, extreme=True)
-    except CheckFailed as exc:
-        raise CheckFailed(f"{exc.message} ({note})", kind=exc.kind) from None
+    expect_close(_call(impl, q, k, v, window), want, f"{FUNCTION}(q, k, v, {window})", dtype, extreme=True, hint=note)
 
 
 @check("stays finite and exact for scores near 1e3", [
@@ -248,39 +234,43 @@ def test_tiny_weights(impl, new, T, window):
 CALLS = [(20, 3), (20, 7), (13, 3), (20, 3), (9, 20)]
 
 
-@check("earlier results stay right across later calls with other lengths and windows", [
-    {"lead": (2,), "d": 3, "seed": 0},
-    {"lead": (), "d": 2, "dtype": "float32", "seed": 1},
-], shrink=False)
-def test_state(impl, new, ref, lead, d, dtype="float64"):
-    rtol, atol = tolerance(dtype)
-    kept = []
-    for n, (T, window) in enumerate(CALLS):
-        names = tuple(f"{a}{n}" for a in "qkv")
-        q, k, v = (new.normal(a, (*lead, T, d), dtype=dtype) for a in names)
-        want = band_attention(q, k, v, window)
-        got = _call(impl, q, k, v, window, names)
-        expect_inputs_unchanged()  # else the comparisons below would use other inputs
+def _judge_call(n, q, k, v, window, dtype):
+    """judge(answer, what) for expect_repeatable: the answer against the band attention, saying
+    when it is what another window, used by an earlier call of the same length, gives."""
+    T, rtol, atol = q.shape[-2], *tolerance(dtype)
+    want = band_attention(q, k, v, window)
+
+    def judge(answer, what):
+        got = expect_shape(answer, want.shape, what)
         found = _mismatch(got, want, rtol, atol)
         if found:
             count, idx, a, b = found
             earlier = [w for t, w in CALLS[:n] if t == T and w != window]
             stale = [w for w in earlier if _mismatch(got, band_attention(q, k, v, w), rtol, atol) is None]
-            note = (f"; it is what window {stale[0]}, used by an earlier call of the same length, gives"
-                    if stale else "")
-            raise CheckFailed(f"call {n + 1} of {len(CALLS)}, {FUNCTION}({', '.join(names)}, {window}) with T = {T}, "
-                              f"differs from sliding-window attention in {count} entries: at index {list(idx)} it "
-                              f"is {_g(a)}, expected {_g(b)}{note}", kind="close",
-                              bug="band_cached_by_shape" if stale else None)
-        kept.append((n, np.array(got, copy=True), got))
-    for n, then, now in kept:
-        found = _mismatch(now, then, 0.0, 0.0)
-        if found:
-            _, idx, is_now, was_then = found
-            raise CheckFailed(f"the output that call {n + 1} returned was right when it was returned, but after the "
-                              f"later calls it holds other values: at index {list(idx)} it was {_g(was_then)} and is "
-                              f"now {_g(is_now)}; each call must return an array that no later call writes into",
-                              bug="output_buffer_reused")
+            note = f"; it is what window {stale[0]}, used by an earlier call of the same length, gives" if stale else ""
+            raise CheckFailed(f"{what} differs from sliding-window attention with window {window} in {count} "
+                              f"entries: at index {list(idx)} it is {_g(a)}, expected {_g(b)}{note}", kind="close")
+    return judge
+
+
+def _make_call(impl, q, k, v, window):
+    def make():
+        out = getattr(impl, FUNCTION)(q, k, v, window)
+        expect_inputs_unchanged()  # else the comparisons would use other inputs
+        return out
+    return make
+
+
+@check("earlier results stay right across later calls with other lengths and windows", [
+    {"lead": (2,), "d": 3, "seed": 0},
+    {"lead": (), "d": 2, "dtype": "float32", "seed": 1},
+], shrink=False)
+def test_state(impl, new, lead, d, dtype="float64"):
+    calls = []
+    for n, (T, window) in enumerate(CALLS):
+        q, k, v = (new.normal(f"{a}{n}", (*lead, T, d), dtype=dtype) for a in "qkv")
+        calls.append((_make_call(impl, q, k, v, window), _judge_call(n, q, k, v, window, dtype)))
+    expect_repeatable(impl, calls, dtype)
 
 
 @check("works at lengths past 4096", [
@@ -293,14 +283,12 @@ def test_long(impl, new, ref, T, d, window, dtype="float64"):
     expect_close(_call(impl, q, k, v, window), want, f"{FUNCTION}(q, k, v, {window}) at T = {T}", dtype)
 
 
-@check("accepts views, slices, Fortran-ordered and read-only inputs", [
-    {"layout": "fortran", "lead": (2,), "T": 7, "d": 3, "window": 3, "seed": 0},
-    {"layout": "swapped", "lead": (3,), "T": 6, "d": 2, "window": 4, "seed": 1},
-    {"layout": "strided", "lead": (2, 2), "T": 5, "d": 3, "window": 2, "seed": 2},
-    {"layout": "read-only", "lead": (2,), "T": 8, "d": 2, "window": 5, "seed": 3},
-])
+@check(LAYOUT_CHECK, layout_cases([
+    {"lead": (2,), "T": 7, "d": 3, "window": 3, "seed": 0},
+    {"lead": (3, 2), "T": 6, "d": 2, "window": 4, "seed": 1},
+]))
 def test_layouts(impl, new, ref, layout, lead, T, d, window):
-    q, k, v = (laid_out(new, n, new.normal(n + "0", (*lead, T, d)), n + "0", layout) for n in "qkv")
+    q, k, v = new.relayout(layout, *qkv(new, lead, T, d))
     want = ref.sliding_window_attention(*(np.array(a) for a in (q, k, v)), window)
     expect_close(_call(impl, q, k, v, window), want, f"{FUNCTION}(q, k, v, {window}) on {layout} inputs")
 
@@ -330,15 +318,9 @@ def test_memory(impl, new):
     t, d, window = 8192, 16, 16
     q, k, v = qkv(new, (), t, d)
     budget = t * t  # bytes: one boolean T x T mask
-    rows = slice(t - 3, t)   # the values are checked on a slice, cheaply
-    want = band_attention(q[rows], k[t - 3 - window:], v[t - 3 - window:], window, t0=window)
-    with unrecorded():
-        tracemalloc.start()
-        try:
-            out = impl.sliding_window_attention(q, k, v, window)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+    with unrecorded(), call_options(memory=True):
+        out = impl.sliding_window_attention(q, k, v, window)
+    peak = LOG.calls[-1].peak
     expect_shape(out, (t, d), "the output")
     if peak >= budget:
         mib = peak / 2**20
@@ -348,5 +330,7 @@ def test_memory(impl, new):
         raise CheckFailed(f"the peak memory during the call was {mib:.0f} MiB, the budget is {budget / 2**20:.0f} MiB "
                           f"(below one T x T boolean array at T={t}); {cause}: work one block of queries, or one "
                           f"window, at a time", kind="memory", bug=bug)
-    # the values must still be right
+    # the values must still be right (checked on a slice, cheaply)
+    rows = slice(t - 3, t)
+    want = band_attention(q[rows], k[t - 3 - window:], v[t - 3 - window:], window, t0=window)
     expect_close(np.asarray(out)[rows], want, "the last rows of the output at T=8192")

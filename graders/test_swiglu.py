@@ -1,12 +1,9 @@
 """Grader for swiglu(x, W_gate, W_up, W_down): the gated SiLU feed-forward block."""
-import linecache
 import math
-import os
-import warnings
 
 import numpy as np
 
-from graders.checks import (LOG, AttemptRaised, CheckFailed, check, expect_close, expect_finite,
+from graders.checks import (LOG, AttemptRaised, CheckFailed, call_options, check, expect_close, expect_finite,
                             expect_inputs_unchanged, expect_shape)
 
 # d_ff always differs from d_model: with square weights, `x @ W.T` (weights read as (out, in))
@@ -53,7 +50,7 @@ def run(impl, x, W_gate, W_up, W_down):
         return impl.swiglu(x, W_gate, W_up, W_down)
     except AttemptRaised as exc:
         text = str(exc.original)
-        if isinstance(exc.original, ValueError) and any(
+        if exc.original.is_a(ValueError) and any(
                 s in text for s in ("mismatch", "not aligned", "does not match", "broadcast")):
             raise AttemptRaised(
                 f"{exc.message}; the weights are stored (in, out): W_gate and W_up are (d_model, d_ff) = "
@@ -161,12 +158,11 @@ def test_activation(impl, new, dtype):
     raise CheckFailed(told)
 
 
-def _where(w, path):
-    """' (line 7 of your file: `e = np.exp(-z)`)' for a warning raised in the attempt."""
-    if path and os.path.abspath(w.filename) == os.path.abspath(path):
-        code = linecache.getline(w.filename, w.lineno).strip()
-        return f" (line {w.lineno} of your file" + (f": `{code}`" if code else "") + ")"
-    return f" (line {w.lineno})" if w.lineno else ""
+def _where(w: dict) -> str:
+    """' (line 7 of your file: `e = np.exp(-z)`)' for a warning raised in the attempt's file."""
+    if not w.get("line"):
+        return ""
+    return f" (line {w['line']} of your file" + (f": `{w['code']}`" if w.get("code") else "") + ")"
 
 
 @check(HUGE, [
@@ -180,17 +176,16 @@ def test_huge(impl, new, ref, T, d_model, d_ff, dtype):
     s = float(1e4 / np.max(np.abs(x0.astype(np.float64) @ W_gate.astype(np.float64))))
     x = new.let("x", np.concatenate([x0, -x0]) * s, f"np.concatenate([x0, -x0]) * {s!r}")
     want = ref.swiglu(*f64(x, W_gate, W_up, W_down))
-    with warnings.catch_warnings(record=True) as caught, \
-            np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):
-        warnings.simplefilter("always")
+    with call_options(warnings=True):
         out = run(impl, x, W_gate, W_up, W_down)
+    caught = LOG.calls[-1].warnings
     what = f"{CALL} with |x @ W_gate| up to 1e4"
     out = expect_finite(expect_output(out, (2 * T,), d_model, d_ff, what), what)
-    raised = [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    raised = [w for w in caught if w["category"] == "RuntimeWarning"]
     if raised:
         w = raised[0]
         raise CheckFailed(
-            f"{LOG.calls[-1].source} emitted RuntimeWarning '{w.message}'{_where(w, getattr(impl, '_path', None))} "
+            f"{LOG.calls[-1].source} emitted RuntimeWarning '{w['message']}'{_where(w)} "
             f"with |x @ W_gate| up to 1e4; the contract allows no overflow warning: 1 / (1 + exp(-z)) overflows "
             f"for z near -1e4, exp(-|z|) never does (and an np.where branch that is thrown away is still "
             f"computed: avoid it or wrap it in np.errstate)", kind="warning",

@@ -1,11 +1,9 @@
 """Grader for top_p_probs and sample_top_p: temperature, the nucleus, and sampling with a Generator."""
 import math
-import os
-import sys
 
 import numpy as np
 
-from graders.checks import (LOG, CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
+from graders.checks import (LOG, CheckFailed, call_options, unrepeatable, check, expect_close, expect_finite, expect_inputs_unchanged,
                             expect_raises, expect_shape)
 
 # The chapter's worked example: at temperature 1 and top_p 0.9 the first two tokens survive.
@@ -59,45 +57,11 @@ S_FREQ = "sample_top_p's frequencies match top_p_probs (chi-square test)"
 
 # ----------------------------------------------------------------------------- NumPy's global state
 
-GRADERS_DIR = os.path.dirname(os.path.abspath(__file__))
-NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
-_NOT_SAMPLERS = {"seed", "get_state", "set_state", "RandomState", "get_bit_generator", "set_bit_generator"}
-
-
-class GlobalRandomState(RuntimeError):
-    """An attempt drew from NumPy's global random state instead of the Generator it was given."""
-
-
-def _guard(name, original):
-    def guarded(*args, **kwargs):
-        caller = os.path.abspath(sys._getframe(1).f_code.co_filename)
-        if caller.startswith(GRADERS_DIR + os.sep) or caller.startswith(NUMPY_DIR + os.sep):
-            return original(*args, **kwargs)
-        raise GlobalRandomState(f"np.random.{name} draws from NumPy's global random state; the contract "
-                                f"draws with the Generator passed as `rng` (rng.choice, rng.random)")
-
-    guarded.__name__, guarded.__doc__, guarded.kata_guard = name, original.__doc__, True
-    return guarded
-
-
-def _guard_global_random_state():
-    """Make NumPy's module-level samplers (np.random.choice, np.random.rand, ...) raise for attempts.
-
-    A sampler that uses the global state instead of `rng` draws numbers that depend on whatever
-    ran before it, so its draws can neither be reproduced in a repro nor matched by the
-    diagnosis, which replays the known bugs after the checks. Raising makes it deterministic,
-    names the mistake, and is left in place for the rest of this grading process so that the
-    replays behave as the graded calls did. Only samplers are guarded (np.random.seed is not),
-    and only calls from outside the graders and NumPy itself.
-    """
-    for name in np.random.mtrand.__all__:
-        original = getattr(np.random, name, None)
-        if name in _NOT_SAMPLERS or not callable(original) or getattr(original, "kata_guard", False):
-            continue
-        setattr(np.random, name, _guard(name, original))
-
-
-_guard_global_random_state()
+# NumPy's module-level samplers (np.random.choice, np.random.rand, ...) raise in the attempt's
+# process: a sampler that ignores `rng` then fails in a way that can be reproduced, replayed by
+# the diagnosis (which refuses them the same way) and named, instead of drawing numbers that
+# depend on whatever ran before it.
+WORKER_SETUP = ("refuse_global_random",)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -543,10 +507,10 @@ def test_sample_uses_generator(impl, new, n):
         raise CheckFailed(f"sample_top_p(logits, temperature=1.5, top_p=0.9, rng=...) drew the same {n} tokens with "
                           f"np.random.default_rng(1) and np.random.default_rng(2): the Generator passed as `rng` "
                           f"is ignored")
-    np.random.seed(0)
-    c = draw(impl, copies[1], 1.5, 0.9, seeded(new, "rng3", 5))
-    np.random.seed(1)
-    d = draw(impl, copies[2], 1.5, 0.9, seeded(new, "rng4", 5))
+    with call_options(global_seed=0):
+        c = draw(impl, copies[1], 1.5, 0.9, seeded(new, "rng3", 5))
+    with call_options(global_seed=1):
+        d = draw(impl, copies[2], 1.5, 0.9, seeded(new, "rng4", 5))
     if not np.array_equal(c, d):
         raise CheckFailed(f"{last_call()} drew differently after np.random.seed(0) and np.random.seed(1) with the same "
                           f"np.random.default_rng(5): NumPy's global random state must play no part")
@@ -572,8 +536,9 @@ def test_sample_rng_none(impl, new):
     # top_p this small leaves one token, the argmax: what a correct sampler returns cannot depend
     # on the fresh generator, so a failure here can be reproduced and explained
     one = new.array("one", SHUFFLED)
-    expect_draws(impl.sample_top_p(one, temperature=1.0, top_p=1e-6), (), len(SHUFFLED), last_call())
-    draw(impl, batch_of(new, SHUFFLED, 5), 1.0, 1e-6, None)
+    with unrepeatable():
+        expect_draws(impl.sample_top_p(one, temperature=1.0, top_p=1e-6), (), len(SHUFFLED), last_call())
+        draw(impl, batch_of(new, SHUFFLED, 5), 1.0, 1e-6, None)
 
 
 @check(S_GREEDY, [{"n": 40, "seed": 150}], shrink=False)

@@ -17,15 +17,13 @@ def causal_mask(t_q, t_k=None):
         returns  a bool array (t_q, t_k): True marks a blocked (future) pair
 
     Conventions
-        - True means BLOCKED, not allowed. The dtype is bool (np.ones((t_q, t_k))
-          alone is float64: pass dtype=bool).
+        - True means BLOCKED, not allowed, and the result's dtype is bool.
         - With t_k omitted (self-attention over one sequence) the mask is the strict
           upper triangle: key j is blocked for query i exactly when j > i. The
           diagonal is never blocked: a position always sees itself.
         - With t_q < t_k the queries are the LAST t_q of the t_k positions, as when
           decoding with a KV cache (the cache holds the earlier keys). Query i sits at
           absolute position t_k - t_q + i and blocks every key j greater than that.
-          With t_q = 1 (one new token) nothing is blocked.
         - t_q > t_k raises ValueError: the first query would have no key to attend to.
 
     Examples
@@ -38,7 +36,9 @@ def causal_mask(t_q, t_k=None):
         the dtype is bool and the shape (t_q, t_k), with t_k given and omitted; the
         strict upper triangle for t_k = t_q (sizes 1 and up, odd and even); the
         bottom-right alignment for t_q < t_k, t_q = 1 included; ValueError for
-        t_q > t_k. For `apply_causal_mask`, see its own docstring.
+        t_q > t_k. For `apply_causal_mask`, see its own docstring. Both functions are
+        called many times, at large sizes wherever that is cheap to grade, and
+        apply_causal_mask on scores that may be views, Fortran-ordered or read-only.
 
     Time budget: 15 minutes.
     """
@@ -55,16 +55,14 @@ def apply_causal_mask(scores):
     Shapes
         scores   (..., t_q, t_k), float64 or float32: any number of leading axes,
                  e.g. (t_q, t_k), (B, t_q, t_k) or (B, n_heads, t_q, t_k)
-        mask     (t_q, t_k), from causal_mask(t_q, t_k) on the LAST two axes
         returns  a new array of the same shape as scores
 
     Conventions
-        - Blocked entries become exactly -inf: not -1e9, not np.finfo(dtype).min.
-          exp(-inf) is exactly 0, and the stable softmax stays exact because the
-          diagonal (never blocked) keeps every row's maximum finite.
-        - Every other entry is the score, unchanged.
-        - The mask is built from the last two axes and broadcasts over the leading
-          ones; t_q may differ from t_k (bottom-right alignment, as in causal_mask).
+        - The mask is causal_mask(t_q, t_k) for the last two axes of scores, the same
+          for every leading index; t_q may be smaller than t_k (bottom-right
+          alignment, as in causal_mask).
+        - Blocked entries become exactly -inf; every other entry is the score,
+          unchanged.
         - Do not modify scores: return a new array.
         - t_q > t_k raises ValueError, as in causal_mask.
 

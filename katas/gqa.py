@@ -20,10 +20,10 @@ def gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads):
         W_k      (d_model, n_kv_heads * d_head)
         W_v      (d_model, n_kv_heads * d_head)
         W_o      (n_heads * d_head, d_model)
-        d_head   W_q.shape[1] // n_heads. It need NOT equal d_model // n_heads:
-                 d_model and n_heads * d_head are independent sizes.
+        d_head   W_q.shape[1] // n_heads. d_model and n_heads * d_head are independent
+                 sizes: they need not be equal.
         q        (B, n_heads, T, d_head)
-        k, v     (B, n_kv_heads, T, d_head), then shared out to (B, n_heads, T, d_head)
+        k, v     (B, n_kv_heads, T, d_head)
         scores   (B, n_heads, T, T)
         returns  (y, weights): y (B, T, d_model), weights (B, n_heads, T, T), the
                  attention weights of every query head after the softmax.
@@ -34,10 +34,11 @@ def gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads):
           query heads share a KV head. With 4 query heads and 2 KV heads, query heads
           0 and 1 use KV head 0, and query heads 2 and 3 use KV head 1.
         - Scores are q k^T / sqrt(d_head). Always causal: position i attends to
-          positions 0..i only, masked with -inf before the softmax, so future weights
-          are exactly 0 and every row of weights sums to 1.
-        - The heads' outputs are put back side by side in head order,
-          (B, T, n_heads * d_head), before `@ W_o`.
+          positions 0..i only; its weights are the softmax of its scores over those
+          keys, so every later key gets weight exactly 0 and every row sums to 1.
+        - Scores may reach the thousands: the weights must stay finite and correct.
+        - Head h's output fills columns h*d_head:(h+1)*d_head of the merged
+          (B, T, n_heads * d_head) array that goes into `@ W_o`.
         - ValueError if n_heads does not divide W_q.shape[1], or if n_kv_heads does
           not divide n_heads.
         - Do not modify any input array.
@@ -45,12 +46,14 @@ def gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads):
     What the grader checks
         the shapes of y and weights; agreement with the reference on several seeds and
         shapes (T = 1, batch of 1 and more, odd sizes, float32 and float64); d_model
-        different from n_heads * d_head; no overflow when scores are in the thousands
-        (subtract each row's max before exp); the same result as causal multi-head attention
-        when n_kv_heads == n_heads and as multi-query attention when n_kv_heads == 1;
-        which KV head each query head uses; rows of weights summing to 1; nothing
-        attending to the future; earlier outputs unchanged when the input is cut short;
-        the ValueErrors; inputs left unchanged.
+        different from n_heads * d_head; no overflow when scores are in the thousands;
+        the same result as causal multi-head attention when n_kv_heads == n_heads and
+        as multi-query attention when n_kv_heads == 1; which KV head each query head
+        uses; rows of weights summing to 1; nothing attending to the future; earlier
+        outputs unchanged when the input is cut short; the ValueErrors; inputs left
+        unchanged. Then kv_cache_bytes (see its docstring). Both functions are called
+        many times, at large sizes wherever that is cheap to grade, and gqa on inputs
+        that may be views, Fortran-ordered or read-only.
 
     Time budget: 40 minutes.
     """
@@ -69,18 +72,17 @@ def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):
         n_layers         number of transformer layers
         n_kv_heads       key/value heads per layer (n_heads for multi-head attention,
                          fewer for grouped-query attention)
-        d_head           width of one head
+        d_head           width of one head: one key, or one value, is d_head numbers
         n_tokens         tokens held in the cache
         bytes_per_value  bytes per number: 2 for 16-bit (the default), 4 for 32-bit
         returns          an int (a Python or NumPy integer), the number of bytes
 
-    Conventions
-        Keys AND values are stored, hence a factor 2. Worked figure: 32 layers,
-        8 KV heads, d_head 128, 16-bit take 131072 bytes (128 KiB) per token; the same
-        model with 32 KV heads (multi-head attention) takes 512 KiB per token.
+    Worked figure
+        32 layers, 8 KV heads, d_head 128, 16-bit: 131072 bytes (128 KiB) per token.
 
     What the grader checks
-        those figures, the 16-bit default, linear growth with n_tokens, other sizes,
-        and that the result is an integer.
+        that figure and the same model with 32 KV heads (multi-head attention), the
+        16-bit default, linear growth with n_tokens, other sizes, and that the result
+        is an integer.
     """
     raise NotImplementedError("gqa: not implemented yet")

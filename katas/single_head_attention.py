@@ -9,7 +9,7 @@ def single_head_attention(x, W_q, W_k, W_v, causal=True):
         Project the same input three times, into queries, keys and values; compare
         every query with every key; turn each row of comparisons into weights with a
         softmax; and blend the values by those weights. Return the blended values AND
-        the weights. NumPy only: write the softmax yourself, in its stable form.
+        the weights. NumPy only: write the softmax yourself.
 
     Shapes (d_k is the width of the projections, W_q.shape[1]; it need not equal d_model)
         x        (T, d_model)       T positions, float64 or float32
@@ -17,20 +17,18 @@ def single_head_attention(x, W_q, W_k, W_v, causal=True):
         causal   bool, True by default
         q, k, v  (T, d_k)           q = x @ W_q, k = x @ W_k, v = x @ W_v
         scores   (T, T)             q @ k.T / sqrt(d_k): row i is query i, column j is key j
-        weights  (T, T)             softmax of the scores over the last axis (over keys)
+        weights  (T, T)             row i: query i's softmax over the keys it may see
         out      (T, d_k)           weights @ v
         returns  the tuple (out, weights), in that order
 
     Conventions
-        - Divide the scores by sqrt(d_k), the width of q and k, not by sqrt(d_model).
-          A dot product of d_k unit-variance terms has variance d_k; the square root
-          brings it back to about 1, so the softmax does not saturate.
-        - causal=True: position i may attend to positions 0..i (itself included) and
-          never to j > i. Set the scores of the future to -inf BEFORE the softmax, so
-          that each row still sums to 1 over what it can see. causal=False: no mask,
-          every position attends to every position.
-        - Softmax over the last axis, subtracting each row's max first: scores reach
-          1e4 in the grader, and exp(710) is already inf in float64 (exp(89) in float32).
+        - The scale is 1 / sqrt(d_k), with d_k = W_q.shape[1], the width of q and k.
+        - causal=True: position i attends to positions 0..i (itself included) and
+          never to j > i. Its weights are the softmax of its scores over keys 0..i;
+          every later key gets weight exactly 0, and each row sums to 1.
+          causal=False: no mask, every position attends to every position.
+        - Scores may reach 1e4 in magnitude, in float64 and float32: the weights must
+          stay finite and correct.
         - Do not modify x or the W's: build new arrays.
         - No ValueError is asked for: the shapes are assumed to fit together.
 
@@ -43,7 +41,9 @@ def single_head_attention(x, W_q, W_k, W_v, causal=True):
         every position; truncating x leaves the earlier outputs unchanged (causal);
         shuffling the rows of x shuffles out and the weights the same way (causal=False);
         no NaN or inf for scores near 1e4, in float64 and float32; the inputs are left
-        unchanged.
+        unchanged. Your function is called many times, on inputs that may be views,
+        Fortran-ordered or read-only, and at large sizes wherever that is cheap to
+        grade.
 
     Time budget: 20 minutes.
     """

@@ -3,33 +3,34 @@ import numpy as np
 
 
 def softmax(z, axis=-1):
-    """Softmax of `z` along `axis`, stable for any finite logits.
+    """Softmax of `z` along `axis`, correct for any finite logits, however large.
 
     Task
         Turn scores into probabilities: exp(z) divided by the sum of exp(z) along
-        `axis`. This is the function every attention layer calls, and interviewers ask
-        for the stable form: write it yourself with NumPy, no SciPy.
+        `axis`. This is the function every attention layer calls. Write it yourself
+        with NumPy (no SciPy), so that it gives the right answer for every input
+        described below.
 
     Shapes
         z        any shape, float64 or float32 (e.g. attention scores (B, H, T, T))
-        axis     the axis to normalise over; -1 by default
+        axis     the axis to normalise over, negative or not; -1 by default
         returns  the same shape as z; every slice along `axis` sums to 1
 
     Conventions
-        - Subtract the maximum along `axis` before calling exp. Mathematically it changes
-          nothing (the constant cancels between numerator and denominator); numerically
-          it makes the largest exponent exp(0) = 1, so nothing overflows.
-          exp(710) is already inf in float64, and exp(89) in float32.
+        - Logits may reach a magnitude of 1e4, in float64 and in float32: the result
+          must still be finite (no inf, no NaN) and agree with the exact softmax.
         - A -inf entry (a masked score) gives exactly 0, as long as its slice has at
           least one finite entry.
         - Do not modify `z`: return a new array.
 
     What the grader checks
         the output shape; agreement with the reference on several shapes and seeds
-        (including size-1 axes, odd sizes and every axis, negative or not); every slice
-        sums to 1; no NaN or inf for logits of magnitude 1e4, in float64 and float32;
-        -inf entries give exactly 0; adding a constant to a slice changes nothing; z is
-        left unchanged.
+        (size-1 axes, odd sizes, every axis, negative or not), in float64 and float32;
+        every slice sums to 1; finite, correct results for logits of magnitude 1e4 in
+        both dtypes; -inf entries give exactly 0; adding a constant to a slice changes
+        nothing; z is left unchanged. Your function is called many times, on inputs that
+        may be views, Fortran-ordered or read-only, and at large sizes wherever that is
+        cheap to grade.
 
     Time budget: 10 minutes.
     """

@@ -11,15 +11,16 @@ def swiglu(x, W_gate, W_up, W_down):
         one copy (the gate) goes through SiLU, the other (up) stays linear, the two are
         multiplied elementwise, and W_down brings the result back to d_model:
 
-            swiglu(x) = (silu(x @ W_gate) * (x @ W_up)) @ W_down
-            silu(z)   = z * sigmoid(z) = z / (1 + exp(-z))
+            swiglu(x)  = (silu(x @ W_gate) * (x @ W_up)) @ W_down
+            silu(z)    = z * sigmoid(z)
+            sigmoid(z) = 1 / (1 + exp(-z))
 
         Write it with NumPy only (no SciPy, no PyTorch).
 
     Shapes
         x        (..., d_model), float64 or float32: (d_model,), (T, d_model) or
                  (B, T, d_model); any leading axes are positions
-        W_gate   (d_model, d_ff)   stored (in, out): x @ W_gate, no transpose
+        W_gate   (d_model, d_ff)   every weight is stored (in, out), as its shape says
         W_up     (d_model, d_ff)
         W_down   (d_ff, d_model)
         gate, up (..., d_ff)       x @ W_gate and x @ W_up
@@ -28,23 +29,21 @@ def swiglu(x, W_gate, W_up, W_down):
         d_ff differs from d_model (in a published 8B model, 14336 against 4096).
 
     Conventions
-        - Only the gate goes through SiLU; up is multiplied in unchanged. Swapping the two
-          is a different function.
-        - SiLU (also called swish) is z * sigmoid(z), not sigmoid(z) alone.
-        - No overflow warnings for |z| up to 1e4: written as 1 / (1 + exp(-z)), exp(-z)
-          overflows for z near -1e4 (exp(710) is inf in float64, exp(89) in float32).
-          exp(-|z|) never overflows: sigmoid(z) is 1 / (1 + exp(-|z|)) for z >= 0 and
-          exp(-|z|) / (1 + exp(-|z|)) for z < 0.
+        - SiLU is also called swish; the formulas above define the block exactly.
+        - Entries of x @ W_gate may reach 1e4 in magnitude, of either sign: the result
+          must stay finite and correct, and NumPy must not warn of an overflow.
         - This is the block alone: no residual connection, no normalisation, no bias.
         - Do not modify x or the weights: return a new array.
 
     What the grader checks
         the output shape for (d_model,), (T, d_model) and (B, T, d_model) inputs with
         d_ff != d_model; agreement with the reference on several shapes and seeds in
-        float64 and float32; that the SiLU acts on x @ W_gate, not on x @ W_up; that the
-        activation is z * sigmoid(z) (a plain sigmoid, ReLU or GELU is named); no NaN and
-        no overflow warning when |x @ W_gate| reaches 1e4 (the attempt runs with NumPy's
-        floating-point warnings switched on); the inputs are left unchanged.
+        float64 and float32; which projection the activation acts on, with weights that
+        tell the two apart; that the activation is SiLU; no NaN and no overflow warning
+        when |x @ W_gate| reaches 1e4 (the attempt runs with NumPy's floating-point
+        warnings switched on); the inputs are left unchanged. Your function is called
+        many times, on inputs that may be views, Fortran-ordered or read-only, and at
+        large sizes wherever that is cheap to grade.
 
     Time budget: 15 minutes.
     """

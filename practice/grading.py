@@ -14,6 +14,10 @@ class GradingUnavailable(Exception):
     """The harness is missing or failed; the message is for the user."""
 
 
+class BadSetting(ValueError):
+    """An environment setting grading cannot use (KATA_CHECK_SECONDS): a usage error."""
+
+
 def grade(kata: str, path: str | Path) -> dict:
     try:
         from graders.harness import grade as harness_grade
@@ -23,6 +27,10 @@ def grade(kata: str, path: str | Path) -> dict:
         ) from e
     try:
         report = harness_grade(kata, path)
+    except ValueError as e:
+        if type(e).__name__ == "SettingError":
+            raise BadSetting(str(e)) from None
+        raise GradingUnavailable(f"the grader for {kata} failed ({type(e).__name__}: {e})") from e
     except Exception as e:  # a bug in a grader, not in the user's attempt
         if os.environ.get("KATA_DEBUG"):
             raise

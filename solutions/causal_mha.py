@@ -17,22 +17,20 @@ def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):
         n_heads  int that divides d_model; d_head = d_model // n_heads
         q, k, v  (B, T, d_model) -> split into heads -> (B, n_heads, T, d_head)
         scores   (B, n_heads, T, T)       scores[b, h, i, j]: query i against key j
-        weights  (B, n_heads, T, T)       softmax of the masked scores over the keys
+        weights  (B, n_heads, T, T)       each query's softmax over the keys it may see
         context  (B, n_heads, T, d_head) -> merge the heads -> (B, T, d_model)
         returns  (y, weights) with y = merged context @ W_o, shape (B, T, d_model)
 
     Conventions
         - q = x @ W_q, and likewise k and v. Head h uses feature columns
-          h*d_head:(h+1)*d_head of each of q, k and v, and the heads are concatenated
-          back in that order before @ W_o.
-        - scores = q k^T / sqrt(d_head): the size of one head, not d_model. Transpose only
-          the last two axes of the 4-D k; `k.T` reverses all four.
-        - Causal: position i attends to keys 0..i. Mask the future with -inf BEFORE the
-          softmax, so that those weights are exactly 0 and every row still sums to 1.
-        - Softmax over the last axis (the keys), with the row maximum subtracted first.
-        - Merge the heads by moving them back behind the positions,
-          (B, n_heads, T, d_head) -> (B, T, n_heads, d_head), before reshaping to
-          (B, T, d_model). Reshaping straight away gives the right shape and wrong values.
+          h*d_head:(h+1)*d_head of each of q, k and v, and its context fills the same
+          columns h*d_head:(h+1)*d_head of the merged (B, T, d_model) array that
+          goes into @ W_o (the heads concatenated in order).
+        - scores = q k^T / sqrt(d_head) within each head.
+        - Causal: position i attends to keys 0..i. Its weights are the softmax of its
+          scores over those keys: every later key gets weight exactly 0, and every row
+          sums to 1.
+        - Scores may reach 1e4 in magnitude: the weights must stay finite and correct.
         - Raise ValueError when n_heads does not divide d_model.
         - Do not modify any input: return new arrays.
 
@@ -44,7 +42,9 @@ def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):
         positions of x alone give the same first t outputs and weights); scores near 1e4
         without overflow or NaN; head h is exactly single-head attention on its own
         columns; each sequence of the batch is computed independently of the others; the
-        ValueError; and that the inputs are left unchanged.
+        ValueError; and that the inputs are left unchanged. Your function is called many
+        times, on inputs that may be views, Fortran-ordered or read-only, and at large
+        sizes wherever that is cheap to grade.
 
     Time budget: 40 minutes.
     """

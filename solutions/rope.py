@@ -22,22 +22,19 @@ def rope(x, positions=None, base=10000.0):
                    decoding step at position 4095 with T = 1)
         base       the frequency base, 10000.0 by default
         returns    the same shape as x
-        useful intermediates: the frequencies (d/2,), the angle table
-        positions[:, None] * freqs[None, :] of shape (T, d/2), its cos and sin (T, d/2)
 
     Conventions
         - Half-split pairing, as in the common open-weights Llama code: for i in
-          0..d/2-1 the pair is (x[..., i], x[..., i + d/2]), NOT the neighbours
+          0..d/2-1 the pair is (x[..., i], x[..., i + d/2]), not the neighbours
           (x[..., 2i], x[..., 2i+1]) of the interleaved layout.
-        - Pair i at position p turns by angle p * base ** (-2*i/d): pair 0 fastest
-          (one radian per position), the last pair slowest.
+        - Pair i at position p turns by angle p * base ** (-2*i/d).
         - With c = cos(angle), s = sin(angle):
               out[..., i]       = x[..., i] * c - x[..., i + d/2] * s
               out[..., i + d/2] = x[..., i + d/2] * c + x[..., i] * s
+        - The result must be as accurate as x's dtype allows, for positions up to
+          100000 as well as small ones.
         - An odd d raises ValueError (the features cannot be split into pairs).
-        - Do not modify x or positions: return a new array. Work out the angles in
-          float64 whatever x's dtype (pos * freq for a position in the thousands needs
-          more digits than float32 has).
+        - Do not modify x or positions: return a new array.
 
     What the grader checks
         the output shape; agreement with the reference on several shapes, seeds and
@@ -45,8 +42,11 @@ def rope(x, positions=None, base=10000.0):
         feature i + d/2, not i + 1; position 0 is the identity; every pair
         (x_i, x_{i+d/2}) keeps its length; the score between a rotated query at m and a
         rotated key at n depends only on m - n (shifting both changes nothing); custom
-        positions (unsorted, repeated, large); leading batch and head axes; a base other
-        than 10000; ValueError for an odd d; x and positions left unchanged.
+        positions (unsorted, repeated, up to 100000); leading batch and head axes; a
+        base other than 10000; ValueError for an odd d; x and positions left unchanged.
+        Your function is called many times, on inputs that may be views,
+        Fortran-ordered or read-only, and at large sizes wherever that is cheap to
+        grade.
 
     Time budget: 25 minutes.
     """

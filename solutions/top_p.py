@@ -20,41 +20,38 @@ def top_p_probs(logits, temperature=1.0, top_p=1.0):
         logits       (..., V) float64 or float32: (V,) for one step, (B, V) for a batch;
                      every leading axis is an independent row
         p            (..., V) softmax(logits / temperature) along the last axis
-        order        (..., V) token ids from most to least probable
-        cumulative   (..., V) running sum of p taken in that order
         returns      (..., V) the same shape as logits: 0 outside the nucleus, every row
                      sums to 1
 
     Conventions
-        - Temperature divides the logits BEFORE the softmax: p_i is proportional to
-          exp(z_i / T), so log p_i - log p_j = (z_i - z_j) / T. Dividing or powering the
-          probabilities afterwards is not the same thing. Lower T sharpens, higher T flattens.
-        - temperature == 0 is greedy, not a division: a one-hot on the argmax, the lowest
-          index among equal maxima (what np.argmax returns).
-        - The nucleus: sort by decreasing probability, the lower index first among equal
-          probabilities (a stable sort); keep tokens up to AND INCLUDING the first one whose
-          cumulative sum reaches top_p (cumulative >= top_p). So at least one token always
-          survives, and top_p = 1 keeps every token.
+        - p_i is proportional to exp(z_i / T) for logits z and temperature T. Lower T
+          sharpens the distribution, higher T flattens it.
+        - temperature == 0 is greedy: a one-hot on the argmax, the lowest index among
+          equal maxima.
+        - The nucleus is never empty: at least one token survives. top_p = 1 keeps
+          every token.
+        - Among tokens of equal probability, the lower index enters the nucleus first.
         - Worked example: logits [8.2, 6.9, 5.4, 4.8, 4.1, 3.7, 2.2, 1.0] at temperature 1
-          give p = [0.7155, 0.1950, 0.0435, ...]. With top_p = 0.9 the cumulative sums run
-          0.7155, 0.9105: the second token crosses 0.9, so exactly the first two survive,
-          renormalised to [0.7858, 0.2142, 0, 0, 0, 0, 0, 0].
-        - Subtract each row's max before exp: logits / T is huge when T is small.
+          give p = [0.7155, 0.1950, 0.0435, ...]. With top_p = 0.9 exactly the first two
+          tokens survive, renormalised to [0.7858, 0.2142, 0, 0, 0, 0, 0, 0].
+        - Logits may reach 1e4 and temperatures may be as small as 0.002: the result
+          must stay finite and correct.
         - ValueError for temperature < 0, and for top_p outside (0, 1], NaN included,
-          at any temperature (0 too). `not 0 < top_p <= 1` rejects NaN;
-          `top_p <= 0 or top_p > 1` lets it through.
+          at any temperature (0 too).
         - Do not modify `logits`.
 
     What the grader checks
         shapes for (V,), (B, V) and more leading axes, V = 1 included; agreement with the
         reference in float64 and float32; the worked example; rows sum to 1; only the
-        nucleus is non-zero; the token that crosses top_p is kept, also where the
+        nucleus is non-zero; the token that reaches top_p is kept, also where a
         cumulative sum equals top_p exactly (equal logits give exactly 0.25 each);
-        top_p = 1 keeps every token; temperature as a division before the softmax (ratios
-        of log-probabilities); lower temperature sharpens; temperature 0 gives the one-hot
+        top_p = 1 keeps every token; temperature divides the logits (ratios of
+        log-probabilities); lower temperature sharpens; temperature 0 gives the one-hot
         on the first argmax; ties keep the lower index first; batches row by row; no NaN
         for logits of 1e4 or temperatures of 0.002; the ValueErrors; logits unchanged.
-        Then sample_top_p (see its docstring).
+        Then sample_top_p (see its docstring). Both functions are called many times, on
+        logits that may be views, Fortran-ordered or read-only, and at large sizes
+        wherever that is cheap to grade.
 
     Time budget: 25 minutes.
     """
@@ -102,12 +99,9 @@ def sample_top_p(logits, temperature=1.0, top_p=1.0, rng=None):
                   shape (V,) an integer scalar (a Python int or np.int64), not an array
 
     Conventions
-        - Draw only with `rng`: rng.choice(V, p=row) per row, or one uniform per row from
-          rng.random(...) compared against the row's cumulative sum. Never NumPy's global
-          state (np.random.choice, np.random.rand, np.random.seed): the same seed must give
-          the same draws, whatever else the program does.
-        - Tokens outside the nucleus have probability 0 and are never drawn; temperature 0
-          always draws the argmax.
+        - Every random number comes from `rng`: the same seed must give the same draws,
+          whatever else the program does, and NumPy's global random state plays no part.
+        - Rows are drawn independently, each from its own probabilities.
         - The same ValueErrors as top_p_probs. Do not modify `logits`.
 
     What the grader checks

@@ -165,3 +165,7 @@ def subprocess_env(tmp_path) -> dict:
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env["NO_COLOR"] = "1"
     return env
+
+
+# Figures of the standard each kata is held to, printed at the end of a run (tests/kata_figures.py).
+from kata_figures import pytest_configure, pytest_terminal_summary, pytest_unconfigure  # noqa: E402,F401

@@ -9,7 +9,6 @@ import textwrap
 
 import pytest
 
-from graders import harness
 from graders.harness import grade
 from practice import catalogue
 
@@ -36,8 +35,6 @@ def failures(report):
 @pytest.fixture
 def quick_timeouts(monkeypatch):
     monkeypatch.setenv("KATA_CHECK_SECONDS", "1")
-    monkeypatch.setattr(harness, "CHECK_SECONDS", 1.0)
-    monkeypatch.setattr(harness, "GRACE_SECONDS", 2.0)
 
 
 def test_a_correct_attempt_passes_every_check(tmp_path):
@@ -99,6 +96,8 @@ def test_printing_does_not_break_the_report(tmp_path):
     ("import ctypes\ndef softmax(z, axis=-1):\n    ctypes.string_at(0)\n", "crashed the Python interpreter"),
     ("def softmax(z, axis=-1):\n    return 'hello'\n", "is a str, expected a NumPy array"),
     ("def softmax(z, axis=-1):\n    z.sum()\n", "forget to `return`"),
+    ("import threading, sys\ndef softmax(z, axis=-1):\n    t = threading.Thread(target=sys.exit, args=(4,))\n"
+     "    t.start(); t.join()\n", "is None"),
     ("import numpy as np\ndef softmax(z, axis=-1):\n    return np.ones((300_000, 300_000))\n", "ran out of memory"),
     ("def softmax(z, axis=-1):\n    return [0] * 10**12\n", "ran out of memory"),
     ("raise RuntimeError('boom')\n", "failed to load: RuntimeError: boom"),
@@ -115,8 +114,8 @@ def test_an_endless_loop_fails_one_check_and_stops(tmp_path, quick_timeouts):
     report = grade("softmax", attempt(tmp_path, "def softmax(z, axis=-1):\n    while True:\n        pass\n"))
     first, *rest = failures(report)
     assert "did not finish within 1 s on softmax(z" in first["message"]
-    assert rest and all(c["status"] == "skipped" for c in rest)
-    assert report["seconds"] < 15
+    assert rest and all("did not finish" in c["message"] or c["status"] == "skipped" for c in rest)
+    assert report["seconds"] < 6
 
 
 def test_a_call_stuck_in_c_code_is_killed_from_outside(tmp_path, quick_timeouts):

@@ -14,10 +14,12 @@ from graders import bugs as bug_catalogue
 from graders.harness import grade
 from practice import catalogue
 
+from kata_figures import record
 from kata_files import ROOT, alternatives, check_ids, functions, kata_for_alternative
 
 NAMES = catalogue.names()
 BUGS = [(k, b) for k in NAMES for b in bug_catalogue.load(k)]
+NEAR_MISSES = [(k, b) for k in NAMES for b in bug_catalogue.near_misses(k)]
 
 
 def failed(report: dict) -> dict[str, str]:
@@ -40,7 +42,7 @@ def test_catalogue_and_files_agree():
     assert not orphans, f"files that no catalogue entry names: {orphans}"
     stray = [p.name for p in alternatives() if kata_for_alternative(p) is None]
     assert not stray, f"alternatives named after no kata: {stray}"
-    assert len(NAMES) == len(set(NAMES)) == 10
+    assert len(NAMES) == len(set(NAMES)), "a kata is declared twice"
 
 
 @pytest.mark.parametrize("kata", NAMES)
@@ -88,6 +90,7 @@ def test_bug_fails_and_is_diagnosed(kata, bug, tmp_path):
     path = tmp_path / f"{kata}.py"
     path.write_text(bug.source)
     report = grade(kata, path)
+    record(kata, "bug", bug.name, not report["passed"], report["bug"], report["bug"] == bug.name)
     fails = failed(report)
     assert not report["passed"], f"the grader passes the bug {bug.name!r}"
     assert bug.fails in fails, f"{bug.name!r} should fail {bug.fails!r}; it failed {sorted(fails)}"
@@ -95,6 +98,19 @@ def test_bug_fails_and_is_diagnosed(kata, bug, tmp_path):
     assert report["bug"] == bug.name, f"diagnosed as {report['bug']!r}: {report['diagnosis']}"
     for name, message in fails.items():
         assert message and "\n" not in message, f"{name}: a failure is one line"
+
+
+@pytest.mark.parametrize("kata, bug", NEAR_MISSES, ids=[f"{k}-{b.name}" for k, b in NEAR_MISSES])
+def test_near_miss_fails_and_is_not_named_as_another_bug(kata, bug, tmp_path):
+    """A mistake close to a catalogued one, but not it: the grader fails it, and the report
+    names no cause rather than the wrong one."""
+    path = tmp_path / f"{kata}.py"
+    path.write_text(bug.source)
+    report = grade(kata, path)
+    record(kata, "near miss", bug.name, not report["passed"], report["bug"], False)
+    assert not report["passed"], f"the grader passes the near miss {bug.name!r} ({bug.likely})"
+    assert bug.fails in failed(report), f"{bug.name!r} should fail {bug.fails!r}; it failed {sorted(failed(report))}"
+    assert report["bug"] is None, f"{bug.name!r} ({bug.likely}) was diagnosed as {report['bug']!r}"
 
 
 @pytest.mark.parametrize("kata", NAMES)
@@ -105,5 +121,7 @@ def test_at_least_two_alternative_answers(kata):
 
 @pytest.mark.parametrize("path", alternatives(), ids=[p.stem for p in alternatives()])
 def test_alternative_correct_answer_passes(path):
-    report = grade(kata_for_alternative(path), path)
+    kata = kata_for_alternative(path)
+    report = grade(kata, path)
+    record(kata, "alternative", path.stem, not report["passed"], None, False)
     assert report["passed"], failed(report)

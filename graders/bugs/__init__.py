@@ -20,6 +20,7 @@ class Bug:
     fails: str     # the check this bug must fail: its function in the grader, e.g. "test_agrees"
     likely: str    # the lesson, completing "Likely cause: ..."
     code: str      # the attempt's source; `import numpy as np` is added when absent
+    stateful: bool = False  # its answers depend on earlier calls (a cache, a reused buffer)
 
     @property
     def source(self) -> str:
@@ -30,6 +31,10 @@ class Bug:
 
     @cached_property
     def module(self) -> ModuleType:
+        return self.fresh_module()
+
+    def fresh_module(self) -> ModuleType:
+        """The attempt as a new module, with none of the state earlier calls left behind."""
         module = ModuleType(f"bug_{self.name}")
         exec(compile(self.source, f"<bug {self.name}>", "exec"), module.__dict__)
         return module
@@ -47,10 +52,21 @@ def edited(base: str, *changes: tuple[str, str], count: int = 1) -> str:
     return code
 
 
+def _module(kata: str):
+    try:
+        return importlib.import_module(f"graders.bugs.{kata}")
+    except ModuleNotFoundError:
+        return None
+
+
 def load(kata: str) -> list[Bug]:
     """The known mistakes for `kata` (an empty list when it has none)."""
-    try:
-        module = importlib.import_module(f"graders.bugs.{kata}")
-    except ModuleNotFoundError:
-        return []
-    return list(module.BUGS)
+    module = _module(kata)
+    return list(module.BUGS) if module else []
+
+
+def near_misses(kata: str) -> list[Bug]:
+    """Mistakes close to a catalogued one but not it: the grader must fail them and the
+    diagnosis must not name them as a bug they are not (their `likely` says what they are)."""
+    module = _module(kata)
+    return list(getattr(module, "NEAR_MISSES", ())) if module else []

@@ -1,8 +1,7 @@
 """Mistakes candidates make in attention over a KV cache.
 
-Every entry is the plain answer BASE with one mistake edited in. Entries marked "stateful"
-in a comment keep something at module level between calls: replaying one failing call on
-its own cannot show them, so the check that establishes them names them itself.
+Every entry is the plain answer BASE with one mistake edited in. The `stateful` entries keep
+something at module level between calls, so the diagnosis replays them on every call in order.
 """
 from graders.bugs import Bug, edited
 
@@ -99,21 +98,21 @@ BUGS = [
         "the scores are divided by sqrt(d_model); each head's dot product has d_head terms, so the scale is "
         "sqrt(d_head)",
         edited(BASE, ("/ np.sqrt(d_head)", "/ np.sqrt(d_model)"))),
-    # stateful: the cache lives in a module-level variable, shared by every sequence
     Bug("global_cache_state", "test_state",
         "the keys and values are kept in a module-level variable and the cache passed in is ignored once it "
         "holds something: two sequences decoded in turn then read each other's keys; use only the cache given",
         edited(BASE, ("def attend_with_cache(", "_KV = []\n\n\ndef attend_with_cache("),
                ("        k_past, v_past = cache\n", "        k_past, v_past = _KV if _KV else cache\n"),
-               ("    t_past = k.shape[2] - t_new\n", "    _KV[:] = [k, v]\n    t_past = k.shape[2] - t_new\n"))),
-    # stateful: the output array is reused by every call of the same shape
+               ("    t_past = k.shape[2] - t_new\n", "    _KV[:] = [k, v]\n    t_past = k.shape[2] - t_new\n")),
+        stateful=True),
     Bug("output_buffer_reused", "test_state",
         "y is written into a module-level buffer kept per shape, so the next call of the same shape overwrites "
         "the y an earlier call returned; return a new array from every call",
         edited(BASE, ("def attend_with_cache(", "_OUT = {}\n\n\ndef attend_with_cache("),
                ("    return out @ W_o, (k, v)\n",
                 "    y = _OUT.setdefault((out.shape, out.dtype), np.empty(out.shape, out.dtype))\n"
-                "    np.matmul(out, W_o, out=y)\n    return y, (k, v)\n"))),
+                "    np.matmul(out, W_o, out=y)\n    return y, (k, v)\n")),
+        stateful=True),
     Bug("fixed_mask_table_2048", "test_long_cache",
         "the causal mask is sliced from a table built once for 2048 positions (a fixed block_size), so a "
         "longer cache gets a mask of the wrong size; build the mask for t_past + t_new positions",
@@ -131,8 +130,10 @@ BUGS = [
     Bug("scale_folded_into_W_q", "test_inputs_unchanged",
         "`W_q /= np.sqrt(d_head)` folds the scale into the caller's W_q, and every later call divides it "
         "again; scale q or the scores, a new array",
-        edited(BASE, ("    q, k, v = split(x @ W_q)", "    W_q /= np.sqrt(d_head)\n    q, k, v = split(x @ W_q)"),
-               ("q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)", "q @ k.transpose(0, 1, 3, 2)"))),
+        edited(BASE, ("q, k, v = split(x @ W_q), split(x @ W_k), split(x @ W_v)",
+                      "k, v = split(x @ W_k), split(x @ W_v)"),
+               ("    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)\n",
+                "    W_q /= np.sqrt(d_head)\n    q = split(x @ W_q)\n    scores = q @ k.transpose(0, 1, 3, 2)\n"))),
     Bug("global_max_shift", "test_far_below_zero",
         "the maximum subtracted before exp is that of all the scores, not of each row: a row whose scores all "
         "lie far below another row's underflows to 0 / 0",

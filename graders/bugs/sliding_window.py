@@ -1,9 +1,8 @@
 """Mistakes candidates make in sliding-window attention.
 
-Every entry is the plain blockwise answer BASE with one mistake edited in. Entries marked
-"stateful" in a comment keep something at module level between calls: replaying one failing
-call on its own cannot show them, so the check that establishes them names them itself, as
-the memory check names the two full-matrix entries from the peak it measured.
+Every entry is the plain blockwise answer BASE with one mistake edited in. The `stateful`
+entries keep something at module level between calls, so the diagnosis replays them on every
+call in order; the memory check names the two full-matrix entries from the peak it measured.
 """
 from graders.bugs import Bug, edited
 
@@ -79,21 +78,21 @@ BUGS = [
         "each block of queries sees only the keys inside its own block: its first queries also need the "
         "window - 1 keys before the block, from position i0 - window + 1",
         edited(BASE, ("j0 = max(0, i0 - window + 1)", "j0 = i0"))),
-    # stateful: the output array is reused by every call of the same shape
     Bug("output_buffer_reused", "test_state",
         "the output is written into a module-level buffer kept per shape, so the next call of the same shape "
         "overwrites what an earlier call returned; return a new array from every call",
         edited(BASE, ("def sliding_window_attention(", "_OUT = {}\n\n\ndef sliding_window_attention("),
                ("    out = np.empty(q.shape[:-1] + (v.shape[-1],))\n",
-                "    shape = q.shape[:-1] + (v.shape[-1],)\n    out = _OUT.setdefault(shape, np.empty(shape))\n"))),
-    # stateful: band masks memoised across calls by the block's shape alone
+                "    shape = q.shape[:-1] + (v.shape[-1],)\n    out = _OUT.setdefault(shape, np.empty(shape))\n")),
+        stateful=True),
     Bug("band_cached_by_shape", "test_state",
         "each block's band mask is memoised by the block's shape, but it also depends on the window: a later "
         "call of the same length with another window reuses the band of the first",
         edited(BASE, ("def sliding_window_attention(", "_BANDS = {}\n\n\ndef sliding_window_attention("),
                (f"        s = np.where({BAND}, s, -np.inf)\n",
                 f"        band = _BANDS.setdefault((i1 - i0, i1 - j0), {BAND})\n"
-                "        s = np.where(band, s, -np.inf)\n"))),
+                "        s = np.where(band, s, -np.inf)\n")),
+        stateful=True),
     Bug("fixed_position_table_4096", "test_long",
         "positions are read from a table of 4096 built once (a fixed maximum length): past 4096 the band mask "
         "comes out too short for the block; take the positions of each block from np.arange(i0, i1)",

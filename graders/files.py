@@ -1,4 +1,4 @@
-"""Loading an attempt (or a reference) from a file path as a fresh module."""
+"""Where a kata's grading files are, and loading trusted modules (a reference solution) here."""
 from __future__ import annotations
 
 import importlib.util
@@ -9,8 +9,8 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load(path: str | Path, module_name: str = "attempt") -> ModuleType:
-    """Execute the file at `path` as a new module named `module_name`."""
+def load(path: str | Path, module_name: str) -> ModuleType:
+    """Execute the trusted file at `path` as a new module named `module_name`."""
     path = Path(path).resolve()
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
@@ -29,20 +29,13 @@ def reference_path(kata: str) -> Path:
     return ROOT / "solutions" / f"{kata}.py"
 
 
+def reference(kata: str) -> ModuleType:
+    """The kata's reference solution, loaded once per process."""
+    name = f"reference_{kata}"
+    return sys.modules.get(name) or load(reference_path(kata), name)
+
+
 def kata_of(test_file: str | Path) -> str:
     """graders/test_softmax.py -> softmax."""
     stem = Path(test_file).stem
     return stem[len("test_"):] if stem.startswith("test_") else stem
-
-
-def load_graded(path: str | Path, kata: str) -> ModuleType:
-    """The attempt as a module, or a one-line CheckFailed saying why it cannot load."""
-    from graders.checks import CheckFailed, _attempt_frame
-
-    try:
-        return load(path, f"attempt_{kata}")
-    except SyntaxError as exc:
-        raise CheckFailed(f"your file has a syntax error on line {exc.lineno}: {exc.msg}", kind="load") from None
-    except (Exception, SystemExit) as exc:
-        where = _attempt_frame(exc, str(path))
-        raise CheckFailed(f"your file failed to load: {type(exc).__name__}: {exc}{where}", kind="load") from None
