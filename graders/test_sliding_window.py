@@ -1,7 +1,7 @@
 """Grader for sliding_window_attention(q, k, v, window): causal attention over the last `window` positions."""
 import numpy as np
 
-from graders.checks import (LAYOUT_CHECK, LOG, CheckFailed, call_options, check, expect_close,
+from graders.checks import (LAYOUT_CHECK, LOG, CheckFailed, NotImplementedYet, call_options, check, expect_close,
                             expect_inputs_unchanged, expect_raises, expect_repeatable, expect_shape, layout_cases,
                             tolerance, unrecorded)
 
@@ -278,9 +278,29 @@ def test_state(impl, new, lead, d, dtype="float64"):
     {"T": 4097, "d": 1, "window": 20, "dtype": "float32", "seed": 1},
 ], shrink=False)
 def test_long(impl, new, ref, T, d, window, dtype="float64"):
-    q, k, v = qkv(new, (), T, d, dtype)
+    # Unrecorded: replaying every known bug at these lengths (a full T x T one among them) would
+    # cost the diagnosis seconds. When the call fails, the same call at T = 4096 tells a limit of
+    # 4096 positions from other mistakes, and the check names that cause itself.
+    try:
+        _expect_long(impl, ref, new, T, d, window, dtype)
+    except NotImplementedYet:
+        raise
+    except CheckFailed as exc:
+        try:
+            _expect_long(impl, ref, new, 4096, d, window, dtype)
+        except CheckFailed:
+            raise exc from None
+        raise CheckFailed(f"{exc.message}; the same call at T = 4096 gives the right answer", kind=exc.kind,
+                          bug="fixed_position_table_4096") from None
+
+
+def _expect_long(impl, ref, new, T, d, window, dtype):
+    names = tuple(f"{a}{T}" for a in "qkv")
+    q, k, v = (new.normal(n, (T, d), dtype=dtype) for n in names)
     want = ref.sliding_window_attention(*(a.astype(np.float64) for a in (q, k, v)), window)
-    expect_close(_call(impl, q, k, v, window), want, f"{FUNCTION}(q, k, v, {window}) at T = {T}", dtype)
+    with unrecorded():
+        out = _call(impl, q, k, v, window, names)
+    expect_close(out, want, f"{FUNCTION}({', '.join(names)}, {window}) at T = {T}", dtype)
 
 
 @check(LAYOUT_CHECK, layout_cases([

@@ -94,8 +94,8 @@ BUGS = [
                 "        s = np.where(band, s, -np.inf)\n")),
         stateful=True),
     Bug("fixed_position_table_4096", "test_long",
-        "positions are read from a table of 4096 built once (a fixed maximum length): past 4096 the band mask "
-        "comes out too short for the block; take the positions of each block from np.arange(i0, i1)",
+        "something is sized for at most 4096 positions, such as a table of positions built once for a fixed "
+        "maximum length: past it the band mask comes out too short; build what a call needs from its own T",
         edited(BASE, ("def sliding_window_attention(", "POS = np.arange(4096)\n\n\ndef sliding_window_attention("),
                ("np.arange(i0, i1)[:, None]", "POS[i0:i1, None]"), ("np.arange(j0, i1)[None, :]", "POS[None, j0:i1]"))),
     Bug("scales_q_through_reshape", "test_inputs_unchanged",
