@@ -292,7 +292,7 @@ class _Turns:
         cache = self.caches[s]
         out = getattr(self.impl, FUNCTION)(self.x, *self.Ws, self.n_heads, *(() if cache is None else (cache,)))
         expect_inputs_unchanged()  # else the later calls would see other inputs
-        self.given, self.previous_now = cache, self.previous
+        self.previous_now = self.previous
         if isinstance(out, (tuple, list)) and len(out) == 2:
             self.previous = self.caches[s] = self.new.let(
                 f"cache_{s}", out[1], f"{FUNCTION}(x{n}, W_q, W_k, W_v, W_o, {self.n_heads}"

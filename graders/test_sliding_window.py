@@ -290,7 +290,7 @@ def test_long(impl, new, ref, T, d, window, dtype="float64"):
             _expect_long(impl, ref, new, 4096, d, window, dtype)
         except CheckFailed:
             raise exc from None
-        raise CheckFailed(f"{exc.message}; the same call at T = 4096 gives the right answer", kind=exc.kind,
+        raise CheckFailed(f"{exc.message}; the same kind of call at T = 4096 gives the right answer", kind=exc.kind,
                           bug="fixed_position_table_4096") from None
 
 
