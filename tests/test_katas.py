@@ -1,8 +1,9 @@
 """Every kata is complete and every grader is strong and fair.
 
 Strong: each entry of the bug catalogue fails its grader, with the check it names among
-the failures, and is diagnosed as itself. Fair: the reference and every alternative
-correct answer in tests/alternatives pass. The untouched stub says "not implemented yet".
+the failures, and is diagnosed as itself. Fair: the reference, every correct answer the
+known bugs are edited from, and every alternative answer in tests/alternatives pass.
+The untouched stub says "not implemented yet".
 """
 from __future__ import annotations
 
@@ -111,6 +112,18 @@ def test_near_miss_fails_and_is_not_named_as_another_bug(kata, bug, tmp_path):
     assert not report["passed"], f"the grader passes the near miss {bug.name!r} ({bug.likely})"
     assert bug.fails in failed(report), f"{bug.name!r} should fail {bug.fails!r}; it failed {sorted(failed(report))}"
     assert report["bug"] is None, f"{bug.name!r} ({bug.likely}) was diagnosed as {report['bug']!r}"
+
+
+@pytest.mark.parametrize("kata", NAMES)
+def test_bug_bases_are_correct_answers(kata, tmp_path):
+    bases = bug_catalogue.bases(kata)
+    assert "BASE" in bases, f"graders/bugs/{kata}.py has no BASE, the correct answer its bugs are edits of"
+    for name, code in bases.items():
+        path = tmp_path / name / f"{kata}.py"
+        path.parent.mkdir()
+        path.write_text(code)
+        report = grade(kata, path)
+        assert report["passed"], f"{name} fails: {failed(report)}"
 
 
 @pytest.mark.parametrize("kata", NAMES)

@@ -4,6 +4,12 @@ Each module defines `BUGS`, a list of `Bug`: a complete attempt that contains on
 mistake candidates really make, the check it must fail, and the one-line lesson shown
 when an attempt behaves like it. The project's tests run every entry through its grader;
 the grader uses the same entries to name the likely cause of a failure.
+
+Each module also defines `BASE`, a correct answer, and writes every bug as
+`edited(BASE, (old, new), ...)`, so that a bug reads as exactly the mistake it is. A
+mistake that only exists in another layout (an einsum, a loop over heads) is an edit of
+a second correct answer in that layout, named `BASE_...`. The project's tests grade
+every base as a correct answer.
 """
 from __future__ import annotations
 
@@ -70,3 +76,14 @@ def near_misses(kata: str) -> list[Bug]:
     diagnosis must not name them as a bug they are not (their `likely` says what they are)."""
     module = _module(kata)
     return list(getattr(module, "NEAR_MISSES", ())) if module else []
+
+
+def bases(kata: str) -> dict[str, str]:
+    """The correct answers `kata`'s bugs are edited from, by name: `BASE`, and a `BASE_...`
+    for each other layout (an einsum, a loop over heads) in which some mistake only exists.
+    Each is a whole answer file, imports included."""
+    module = _module(kata)
+    if module is None:
+        return {}
+    return {name: code for name, code in vars(module).items()
+            if (name == "BASE" or name.startswith("BASE_")) and isinstance(code, str)}

@@ -1,19 +1,24 @@
 """Mistakes candidates make in batched causal multi-head attention.
 
-Most entries are the same plain answer with one line changed (`_with` makes the change
-and insists that it applies), so each bug reads as exactly one mistake; the few that are
-written in another layout (einsum, a loop over heads) are spelled out in full.
+Every entry is BASE, a correct answer, with one mistake edited in, so each bug reads as
+exactly one mistake. Two mistakes only exist in another layout, so they are edits of a
+correct answer written that way, BASE_EINSUM and BASE_LOOP.
 """
 from graders.bugs import Bug, edited
 
 
-PLAIN = """
+# the signature and the check on the head count, which every layout below shares
+HEAD = """import numpy as np
+
+
 def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):
     B, T, d_model = x.shape
     if d_model % n_heads != 0:
         raise ValueError("n_heads must divide d_model")
     d_head = d_model // n_heads
+"""
 
+BASE = HEAD + """
     def split(t):
         return t.reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)
 
@@ -28,187 +33,159 @@ def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):
     return out @ W_o, w
 """
 
+# the heads kept after the positions, (B, T, n_heads, ...), and contracted with einsum
+BASE_EINSUM = edited(
+    BASE,
+    (".transpose(0, 2, 1, 3)\n\n", "\n\n"),
+    ("q @ k.transpose(0, 1, 3, 2)", 'np.einsum("bqhd,bkhd->bqhk", q, k)'),
+    ("np.where(mask,", "np.where(mask[:, None, :],"),
+    ("(w @ v).transpose(0, 2, 1, 3)", 'np.einsum("bqhk,bkhd->bqhd", w, v)'),
+    ("return out @ W_o, w", "return out @ W_o, w.transpose(0, 2, 1, 3)"))
 
-def _with(*changes: tuple[str, str], count: int = 1) -> str:
-    """PLAIN with each (old, new) applied; every `old` must occur exactly `count` times."""
-    return edited(PLAIN, *changes, count=count)
+# the heads cut with np.array_split and attended to one at a time
+BASE_LOOP = HEAD + """    q, k, v = x @ W_q, x @ W_k, x @ W_v
+    mask = np.triu(np.ones((T, T), dtype=bool), k=1)
+    outs, weights = [], []
+    for qh, kh, vh in zip(np.array_split(q, n_heads, axis=-1), np.array_split(k, n_heads, axis=-1),
+                          np.array_split(v, n_heads, axis=-1)):
+        s = qh @ kh.transpose(0, 2, 1) / np.sqrt(d_head)
+        s = np.where(mask, -np.inf, s)
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        w = e / e.sum(axis=-1, keepdims=True)
+        outs.append(w @ vh)
+        weights.append(w)
+    return np.concatenate(outs, axis=-1) @ W_o, np.stack(weights, axis=1)
+"""
+
+CHECK = '    if d_model % n_heads != 0:\n        raise ValueError("n_heads must divide d_model")\n'
+MASKING = "    scores = np.where(mask, -np.inf, scores)\n"
+NORMALISE = "    w = w / w.sum(axis=-1, keepdims=True)\n"
+ZERO_FUTURE = "    w = np.where(mask, 0.0, w)\n"
+MERGE = "(w @ v).transpose(0, 2, 1, 3)"
+NO_SCALE = ("q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)", "q @ k.transpose(0, 1, 3, 2)")
 
 
 BUGS = [
     Bug("k_dot_T_on_4d", "test_shapes",
         "`k.T` on the 4-D key array reverses all four axes, (B, n_heads, T, d_head) -> (d_head, T, "
         "n_heads, B); swap only the last two: k.transpose(0, 1, 3, 2) or np.swapaxes(k, -1, -2)",
-        _with(("k.transpose(0, 1, 3, 2)", "k.T"))),
+        edited(BASE, ("k.transpose(0, 1, 3, 2)", "k.T"))),
     Bug("merge_without_transpose", "test_agrees",
         "the heads are merged by reshaping (B, n_heads, T, d_head) straight to (B, T, d_model): the "
         "shape is right but positions and heads are interleaved; transpose(0, 2, 1, 3) first",
-        _with(("(w @ v).transpose(0, 2, 1, 3).reshape", "(w @ v).reshape"))),
+        edited(BASE, (MERGE + ".reshape", "(w @ v).reshape"))),
     Bug("split_by_straight_reshape", "test_head_columns",
         "the heads are split by reshaping (B, T, d_model) straight to (B, n_heads, T, d_head), which "
         "cuts across positions; reshape to (B, T, n_heads, d_head), then transpose(0, 2, 1, 3)",
-        _with(("t.reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)", "t.reshape(B, n_heads, T, d_head)"),
-              ("(w @ v).transpose(0, 2, 1, 3).reshape", "(w @ v).reshape"))),
+        edited(BASE, ("t.reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)", "t.reshape(B, n_heads, T, d_head)"),
+               (MERGE + ".reshape", "(w @ v).reshape"))),
     Bug("split_transpose_0231", "test_shapes",
         "the split used transpose(0, 2, 3, 1), giving (B, n_heads, d_head, T): that is the layout of "
         "k transposed, not of q, k and v; use transpose(0, 2, 1, 3)",
-        _with(("transpose(0, 2, 1, 3)\n\n", "transpose(0, 2, 3, 1)\n\n"))),
+        edited(BASE, ("transpose(0, 2, 1, 3)\n\n", "transpose(0, 2, 3, 1)\n\n"))),
     Bug("reshape_heads_swapped", "test_shapes",
         "n_heads and d_head are swapped in the reshape, (B, T, d_head, n_heads): every head then has "
         "the wrong size, and the weights get d_head heads instead of n_heads",
-        _with(("t.reshape(B, T, n_heads, d_head)", "t.reshape(B, T, d_head, n_heads)"))),
+        edited(BASE, ("t.reshape(B, T, n_heads, d_head)", "t.reshape(B, T, d_head, n_heads)"))),
     Bug("split_strided_columns", "test_head_columns",
         "the split reshaped to (B, T, d_head, n_heads), so head h takes every n_heads-th feature "
         "(columns h::n_heads) instead of the block h*d_head:(h+1)*d_head",
-        _with(("t.reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)",
-               "t.reshape(B, T, d_head, n_heads).transpose(0, 3, 1, 2)"))),
+        edited(BASE, ("t.reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)",
+                      "t.reshape(B, T, d_head, n_heads).transpose(0, 3, 1, 2)"))),
     Bug("scale_sqrt_d_model", "test_agrees",
         "the scores are divided by sqrt(d_model); each head's dot product has d_head terms, so the "
         "scale is sqrt(d_head)",
-        _with(("np.sqrt(d_head)", "np.sqrt(d_model)"))),
+        edited(BASE, ("np.sqrt(d_head)", "np.sqrt(d_model)"))),
     Bug("no_scaling", "test_agrees",
         "the scores are not divided by sqrt(d_head), so they grow with the head size and the softmax "
         "saturates",
-        _with(("q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)", "q @ k.transpose(0, 1, 3, 2)"))),
+        edited(BASE, NO_SCALE)),
     Bug("scale_sqrt_T", "test_prefix",
         "the scores are divided by sqrt(T), the number of keys, instead of sqrt(d_head), the size of "
         "a head; the output then changes with the sequence's length",
-        _with(("np.sqrt(d_head)", "np.sqrt(T)"))),
+        edited(BASE, ("np.sqrt(d_head)", "np.sqrt(T)"))),
     Bug("softmax_over_queries", "test_rows_sum_to_one",
         "the softmax runs over axis -2 (the queries); it must run over the last axis, the keys, so "
         "that each query's weights sum to 1",
-        _with(("axis=-1", "axis=-2"), count=2)),
+        edited(BASE, ("axis=-1", "axis=-2"), count=2)),
     Bug("mask_blocks_diagonal", "test_rows_sum_to_one",
         "the mask is np.triu(..., k=0), which also blocks the diagonal: position 0 then has no key "
         "left and its row is 0 / 0; use k=1, since a position may attend to itself",
-        _with(("k=1)", "k=0)"))),
+        edited(BASE, ("k=1)", "k=0)"))),
     Bug("mask_blocks_the_past", "test_causal",
         "the mask is np.tril(..., k=-1), which blocks the past instead of the future; the future is "
         "the strict upper triangle, np.triu(..., k=1)",
-        _with(("np.triu(np.ones((T, T), dtype=bool), k=1)", "np.tril(np.ones((T, T), dtype=bool), k=-1)"))),
+        edited(BASE, ("np.triu(np.ones((T, T), dtype=bool), k=1)", "np.tril(np.ones((T, T), dtype=bool), k=-1)"))),
     Bug("no_causal_mask", "test_causal",
         "there is no causal mask: set the scores of later positions to -inf before the softmax",
-        _with(("    scores = np.where(mask, -np.inf, scores)\n", ""))),
+        edited(BASE, (MASKING, ""))),
     Bug("mask_multiplies_scores", "test_causal",
         "the future scores are multiplied by 0, but a score of 0 still gets exp(0) > 0 of the weight; "
         "set them to -inf instead",
-        _with(("np.where(mask, -np.inf, scores)", "scores * ~mask"))),
+        edited(BASE, ("np.where(mask, -np.inf, scores)", "scores * ~mask"))),
     Bug("future_zeroed_after_softmax", "test_rows_sum_to_one",
         "the future weights are zeroed after the softmax without renormalising, so the rows no longer "
         "sum to 1; mask the scores with -inf before the softmax instead",
-        _with(("    scores = np.where(mask, -np.inf, scores)\n", ""),
-              ("    w = w / w.sum(axis=-1, keepdims=True)\n",
-               "    w = w / w.sum(axis=-1, keepdims=True)\n    w = np.where(mask, 0.0, w)\n"))),
+        edited(BASE, (MASKING, ""), (NORMALISE, NORMALISE + ZERO_FUTURE))),
     Bug("mask_after_softmax_renormalised", "test_huge_scores",
         "the mask is applied after the softmax and the rows renormalised: exact in theory, but a large "
         "future score underflows every allowed weight to 0 first, and 0 / 0 is NaN; mask before",
-        _with(("    scores = np.where(mask, -np.inf, scores)\n", ""),
-              ("    w = w / w.sum(axis=-1, keepdims=True)\n",
-               "    w = w / w.sum(axis=-1, keepdims=True)\n    w = np.where(mask, 0.0, w)\n"
-               "    w = w / w.sum(axis=-1, keepdims=True)\n"))),
+        edited(BASE, (MASKING, ""), (NORMALISE, NORMALISE + ZERO_FUTURE + NORMALISE))),
     Bug("no_max_shift", "test_huge_scores",
         "the softmax does not subtract the row maximum, so exp of a score near 1e4 is inf and inf / inf "
         "is NaN",
-        _with(("    scores = scores - scores.max(axis=-1, keepdims=True)\n", ""))),
+        edited(BASE, ("    scores = scores - scores.max(axis=-1, keepdims=True)\n", ""))),
     Bug("global_max_shift", "test_huge_scores",
         "the maximum subtracted before exp is that of the whole array, not of each row: rows far below "
         "it underflow to 0 / 0; use scores.max(axis=-1, keepdims=True)",
-        _with(("scores.max(axis=-1, keepdims=True)", "scores.max()"))),
+        edited(BASE, ("scores.max(axis=-1, keepdims=True)", "scores.max()"))),
     Bug("additive_mask_minus_1e4", "test_huge_scores",
         "the future is masked by adding -1e4 (the old additive-mask habit): once scores are of order 1e4 "
         "a masked score can still beat the allowed ones; set the future to -inf",
-        _with(("np.where(mask, -np.inf, scores)", "scores - 1e4 * mask"))),
+        edited(BASE, ("np.where(mask, -np.inf, scores)", "scores - 1e4 * mask"))),
     Bug("mask_fill_minus_1e4", "test_huge_scores",
         "the future is filled with -1e4 rather than -inf: when a row's real scores fall below -1e4 the "
         "masked entries win the softmax; -inf is below every score",
-        _with(("np.where(mask, -np.inf, scores)", "np.where(mask, -1e4, scores)"))),
+        edited(BASE, ("np.where(mask, -np.inf, scores)", "np.where(mask, -1e4, scores)"))),
     Bug("mask_off_by_one", "test_causal",
         "the mask is np.triu(..., k=2), so each position also sees the next one; the future starts right "
         "after the diagonal, k=1",
-        _with(("k=1)", "k=2)"))),
+        edited(BASE, ("k=1)", "k=2)"))),
     Bug("boolean_mask_on_4d_scores", "test_shapes",
         "`scores[mask] = -np.inf` with a (T, T) mask indexes the first two axes of the 4-D scores (batch "
         "and heads), not the last two; write scores[..., mask] = -np.inf or use np.where",
-        _with(("    scores = np.where(mask, -np.inf, scores)\n", "    scores[mask] = -np.inf\n"))),
+        edited(BASE, (MASKING, "    scores[mask] = -np.inf\n"))),
     Bug("merge_swaps_batch_axis", "test_batch_independence",
         "the heads are merged with swapaxes(0, 2), which swaps the batch axis with the positions; it "
         "looks right for one sequence and mixes sequences in a batch; use transpose(0, 2, 1, 3)",
-        _with(("(w @ v).transpose(0, 2, 1, 3)", "(w @ v).swapaxes(0, 2)"))),
+        edited(BASE, (MERGE, "(w @ v).swapaxes(0, 2)"))),
     Bug("projections_transposed", "test_agrees",
         "the projections are applied as x @ W.T (the nn.Linear habit); here W is (d_model, d_model) "
         "laid out for x @ W",
-        _with(("split(x @ W_q), split(x @ W_k), split(x @ W_v)", "split(x @ W_q.T), split(x @ W_k.T), split(x @ W_v.T)"))),
+        edited(BASE, ("split(x @ W_q), split(x @ W_k), split(x @ W_v)",
+                      "split(x @ W_q.T), split(x @ W_k.T), split(x @ W_v.T)"))),
     Bug("output_projection_transposed", "test_agrees",
         "the output projection is applied as merged @ W_o.T; the contract's W_o is laid out for merged @ W_o",
-        _with(("out @ W_o", "out @ W_o.T"))),
+        edited(BASE, ("out @ W_o", "out @ W_o.T"))),
     Bug("in_place_scale", "test_inputs_unchanged",
         "`W_q /= np.sqrt(d_head)` folds the scale into the caller's W_q; scale a new array "
         "(q = x @ W_q / ...) instead",
-        _with(("    q, k, v = split(x @ W_q)", "    W_q /= np.sqrt(d_head)\n    q, k, v = split(x @ W_q)"),
-              ("q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)", "q @ k.transpose(0, 1, 3, 2)"))),
+        edited(BASE, ("    q, k, v = split(x @ W_q)", "    W_q /= np.sqrt(d_head)\n    q, k, v = split(x @ W_q)"),
+               NO_SCALE)),
     Bug("mask_on_wrong_axes", "test_causal",
         "the scores are laid out (B, T, n_heads, T), so the (T, T) mask broadcasts against the (n_heads, "
         "T) axes: an error when n_heads != T, a wrong mask when they are equal; move the heads in front "
         "of the positions, or index the mask as mask[:, None, :]",
-        """
-        def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):
-            B, T, d_model = x.shape
-            if d_model % n_heads != 0:
-                raise ValueError("n_heads must divide d_model")
-            d_head = d_model // n_heads
-            q = (x @ W_q).reshape(B, T, n_heads, d_head)
-            k = (x @ W_k).reshape(B, T, n_heads, d_head)
-            v = (x @ W_v).reshape(B, T, n_heads, d_head)
-            scores = np.einsum("bqhd,bkhd->bqhk", q, k) / np.sqrt(d_head)   # (B, T, n_heads, T)
-            mask = np.triu(np.ones((T, T), dtype=bool), k=1)
-            scores = np.where(mask, -np.inf, scores)
-            scores = scores - scores.max(axis=-1, keepdims=True)
-            w = np.exp(scores)
-            w = w / w.sum(axis=-1, keepdims=True)
-            out = np.einsum("bqhk,bkhd->bqhd", w, v).reshape(B, T, d_model)
-            return out @ W_o, w.transpose(0, 2, 1, 3)
-        """),
+        edited(BASE_EINSUM, ("np.where(mask[:, None, :],", "np.where(mask,"))),
     Bug("no_value_error_array_split", "test_raises",
         "np.array_split quietly makes heads of unequal size when n_heads does not divide d_model; check "
         "d_model % n_heads and raise ValueError",
-        """
-        def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):
-            B, T, d_model = x.shape
-            d_head = d_model // n_heads
-            q, k, v = x @ W_q, x @ W_k, x @ W_v
-            mask = np.triu(np.ones((T, T), dtype=bool), k=1)
-            outs, weights = [], []
-            for qh, kh, vh in zip(np.array_split(q, n_heads, axis=-1), np.array_split(k, n_heads, axis=-1),
-                                  np.array_split(v, n_heads, axis=-1)):
-                s = qh @ kh.transpose(0, 2, 1) / np.sqrt(d_head)
-                s = np.where(mask, -np.inf, s)
-                e = np.exp(s - s.max(axis=-1, keepdims=True))
-                w = e / e.sum(axis=-1, keepdims=True)
-                outs.append(w @ vh)
-                weights.append(w)
-            return np.concatenate(outs, axis=-1) @ W_o, np.stack(weights, axis=1)
-        """),
+        edited(BASE_LOOP, (CHECK, ""))),
     Bug("heads_averaged_through_W_o", "test_agrees",
         "each head is projected by its own rows of W_o and the results are averaged; concatenating the "
         "heads and applying W_o is their sum, not their mean",
-        """
-        def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):
-            B, T, d_model = x.shape
-            if d_model % n_heads != 0:
-                raise ValueError("n_heads must divide d_model")
-            d_head = d_model // n_heads
-
-            def split(t):
-                return t.reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)
-
-            q, k, v = split(x @ W_q), split(x @ W_k), split(x @ W_v)
-            scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)
-            mask = np.triu(np.ones((T, T), dtype=bool), k=1)
-            scores = np.where(mask, -np.inf, scores)
-            scores = scores - scores.max(axis=-1, keepdims=True)
-            w = np.exp(scores)
-            w = w / w.sum(axis=-1, keepdims=True)
-            W_o_heads = W_o.reshape(n_heads, d_head, d_model)     # the rows of W_o each head feeds
-            per_head = (w @ v) @ W_o_heads                        # (B, n_heads, T, d_model)
-            return per_head.mean(axis=1), w
-        """),
+        edited(BASE, (f"    out = {MERGE}.reshape(B, T, d_model)\n    return out @ W_o, w\n",
+                      "    W_o_heads = W_o.reshape(n_heads, d_head, d_model)     # the rows of W_o each head feeds\n"
+                      "    per_head = (w @ v) @ W_o_heads                        # (B, n_heads, T, d_model)\n"
+                      "    return per_head.mean(axis=1), w\n"))),
 ]

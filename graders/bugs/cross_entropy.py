@@ -7,7 +7,9 @@ that catches them names them from what it measured.
 """
 from graders.bugs import Bug, edited
 
-BASE = """
+BASE = """import numpy as np
+
+
 def cross_entropy(logits, targets, ignore_index=-100):
     V = logits.shape[-1]
     z = logits.reshape(-1, V)
@@ -35,6 +37,7 @@ LSE = "    lse = m[:, 0] + np.log(np.exp(z - m).sum(axis=-1))\n"
 RANGE_CHECK = ('    if np.any(counted & ((t < 0) | (t >= V))):\n'
                '        raise ValueError("a target is outside [0, V)")\n')
 RETURN = "    return loss, grad.reshape(logits.shape)\n"
+DEF = "def cross_entropy("
 
 BUGS = [
     Bug("no_max_shift", "test_huge_logits",
@@ -127,17 +130,18 @@ BUGS = [
     Bug("grad_buffer_reused", "test_fresh_results",
         "every call returns the same module-level gradient buffer, so the next call overwrites a dlogits the "
         "caller still holds; return a new array each call",
-        "_grad = None\n" + edited(
-            BASE, ("    V = logits.shape[-1]\n", "    global _grad\n    V = logits.shape[-1]\n"),
-            (RETURN, "    if _grad is None or _grad.shape != logits.shape or _grad.dtype != grad.dtype:\n"
-                     "        _grad = np.empty(logits.shape, dtype=grad.dtype)\n"
-                     "    _grad[...] = grad.reshape(logits.shape)\n"
-                     "    return loss, _grad\n")), stateful=True),
+        edited(BASE, (DEF, "_grad = None\n\n\n" + DEF),
+               ("    V = logits.shape[-1]\n", "    global _grad\n    V = logits.shape[-1]\n"),
+               (RETURN, "    if _grad is None or _grad.shape != logits.shape or _grad.dtype != grad.dtype:\n"
+                        "        _grad = np.empty(logits.shape, dtype=grad.dtype)\n"
+                        "    _grad[...] = grad.reshape(logits.shape)\n"
+                        "    return loss, _grad\n")), stateful=True),
     # sizes: a table of row indices built once, for at most 4096 positions
     Bug("row_index_table_4096", "test_large_sizes",
         "the row indices come from a table built once for 4096 positions, so a batch of more positions cannot "
         "be indexed; use np.arange(N) for the N positions of this call",
-        "_ROWS = np.arange(4096)\n" + edited(BASE, ("rows = np.arange(len(t))", "rows = _ROWS[:len(t)]"))),
+        edited(BASE, (DEF, "_ROWS = np.arange(4096)\n\n\n" + DEF),
+               ("rows = np.arange(len(t))", "rows = _ROWS[:len(t)]"))),
 ]
 
 # Close to a catalogued bug, but a different mistake: the grader must fail each one without

@@ -1,14 +1,14 @@
 """Mistakes candidates make in grouped-query attention and in sizing the KV cache.
 
-Most entries are a correct vectorised attempt (BASE) with one line changed; `_variant`
-makes that change and fails loudly if the line it edits ever moves. The rest are whole
-attempts written in another style (a loop over heads, a grouped formulation).
+Every entry is BASE, a correct answer, with one mistake edited in. Two mistakes only
+exist in another layout, so they are edits of a correct answer written that way,
+BASE_GROUPED and BASE_LOOP.
 """
 from graders.bugs import Bug, edited
 
 
-BASE = '''
-import numpy as np
+# the signature, the checks on the head counts and the sizes, which every layout below shares
+HEAD = """import numpy as np
 
 
 def gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads):
@@ -19,7 +19,15 @@ def gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads):
         raise ValueError("n_kv_heads must divide n_heads")
     d_head = W_q.shape[1] // n_heads
     group = n_heads // n_kv_heads
-    q = (x @ W_q).reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)
+"""
+
+CACHE = """
+
+def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):
+    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens
+"""
+
+BASE = HEAD + """    q = (x @ W_q).reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)
     k = (x @ W_k).reshape(B, T, n_kv_heads, d_head).transpose(0, 2, 1, 3)
     v = (x @ W_v).reshape(B, T, n_kv_heads, d_head).transpose(0, 2, 1, 3)
     k = np.repeat(k, group, axis=1)
@@ -27,123 +35,93 @@ def gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads):
     scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)
     mask = np.triu(np.ones((T, T), dtype=bool), k=1)
     scores = np.where(mask, -np.inf, scores)
-    scores = scores - scores.max(axis=-1, keepdims=True)
-    weights = np.exp(scores)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
     weights = weights / weights.sum(axis=-1, keepdims=True)
     out = weights @ v
     out = out.transpose(0, 2, 1, 3).reshape(B, T, n_heads * d_head)
     return out @ W_o, weights
+""" + CACHE
 
+REPEAT = "    k = np.repeat(k, group, axis=1)\n    v = np.repeat(v, group, axis=1)\n"
 
-def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):
-    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens
-'''
+# query heads grouped by the KV head they read, (B, n_kv_heads, group, T, d_head), so
+# that k and v (with a group axis of 1) broadcast over the group instead of being repeated
+BASE_GROUPED = edited(
+    BASE,
+    ("(x @ W_q).reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)",
+     "(x @ W_q).reshape(B, T, n_kv_heads, group, d_head).transpose(0, 2, 3, 1, 4)"),
+    ("(x @ W_k).reshape(B, T, n_kv_heads, d_head).transpose(0, 2, 1, 3)",
+     "(x @ W_k).reshape(B, T, n_kv_heads, 1, d_head).transpose(0, 2, 3, 1, 4)"),
+    ("(x @ W_v).reshape(B, T, n_kv_heads, d_head).transpose(0, 2, 1, 3)",
+     "(x @ W_v).reshape(B, T, n_kv_heads, 1, d_head).transpose(0, 2, 3, 1, 4)"),
+    (REPEAT, ""),
+    ("k.transpose(0, 1, 3, 2)", "k.swapaxes(-1, -2)"),
+    ("out.transpose(0, 2, 1, 3)", "out.transpose(0, 3, 1, 2, 4)"),
+    ("return out @ W_o, weights", "return out @ W_o, weights.reshape(B, n_heads, T, T)"))
 
-
-def _variant(*edits: tuple[str, str]) -> str:
-    """BASE with each (old, new) replacement made; every `old` must occur in BASE once."""
-    return edited(BASE, *edits)
-
-
-REPEAT = ("    k = np.repeat(k, group, axis=1)\n    v = np.repeat(v, group, axis=1)\n")
-KV_CACHE = "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens\n"
-
-LOOP_WITHOUT_CHECKS = '''
-import numpy as np
-
-
-def gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads):
-    B, T, d_model = x.shape
-    d_head = W_q.shape[1] // n_heads
-    group = n_heads // n_kv_heads
-    q, k, v = x @ W_q, x @ W_k, x @ W_v
+# one query head at a time, slicing its columns and those of the KV head it reads
+BASE_LOOP = HEAD + """    q, k, v = x @ W_q, x @ W_k, x @ W_v
     mask = np.triu(np.ones((T, T), dtype=bool), 1)
-    outs, weights = [], []
+    out = np.empty((B, T, n_heads * d_head), dtype=q.dtype)
+    weights = np.empty((B, n_heads, T, T), dtype=q.dtype)
     for h in range(n_heads):
-        g = h // group
-        qh = q[:, :, h * d_head:(h + 1) * d_head]
-        kh = k[:, :, g * d_head:(g + 1) * d_head]
-        vh = v[:, :, g * d_head:(g + 1) * d_head]
-        s = qh @ kh.transpose(0, 2, 1) / np.sqrt(d_head)
+        cols = slice(h * d_head, (h + 1) * d_head)
+        kv_cols = slice(h // group * d_head, (h // group + 1) * d_head)
+        s = q[:, :, cols] @ k[:, :, kv_cols].transpose(0, 2, 1) / np.sqrt(d_head)
         s = np.where(mask, -np.inf, s)
         p = np.exp(s - s.max(axis=-1, keepdims=True))
-        p = p / p.sum(axis=-1, keepdims=True)
-        outs.append(p @ vh)
-        weights.append(p)
-    return np.concatenate(outs, axis=-1) @ W_o, np.stack(weights, axis=1)
-
-
-def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):
-    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens
-'''
-
-GROUPED_WEIGHTS_NOT_MERGED = '''
-import numpy as np
-
-
-def gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads):
-    B, T, d_model = x.shape
-    if W_q.shape[1] % n_heads or n_heads % n_kv_heads:
-        raise ValueError("bad head counts")
-    d_head = W_q.shape[1] // n_heads
-    group = n_heads // n_kv_heads
-    # query heads as (KV head, position in its group): no need to repeat k and v
-    q = (x @ W_q).reshape(B, T, n_kv_heads, group, d_head).transpose(0, 2, 3, 1, 4)
-    k = (x @ W_k).reshape(B, T, n_kv_heads, 1, d_head).transpose(0, 2, 3, 1, 4)
-    v = (x @ W_v).reshape(B, T, n_kv_heads, 1, d_head).transpose(0, 2, 3, 1, 4)
-    scores = q @ k.swapaxes(-1, -2) / np.sqrt(d_head)
-    scores = np.where(np.triu(np.ones((T, T), dtype=bool), 1), -np.inf, scores)
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights = weights / weights.sum(axis=-1, keepdims=True)
-    out = (weights @ v).transpose(0, 3, 1, 2, 4).reshape(B, T, n_heads * d_head)
+        weights[:, h] = p / p.sum(axis=-1, keepdims=True)
+        out[:, :, cols] = weights[:, h] @ v[:, :, kv_cols]
     return out @ W_o, weights
+""" + CACHE
 
+CHECKS = ('    if W_q.shape[1] % n_heads != 0:\n        raise ValueError("n_heads must divide W_q.shape[1]")\n'
+          '    if n_heads % n_kv_heads != 0:\n        raise ValueError("n_kv_heads must divide n_heads")\n')
+KV_CACHE = "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens\n"
 
-def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):
-    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens
-'''
 
 BUGS = [
     # --- which KV head a query head reads
     Bug("tile_instead_of_repeat", "test_grouping",
         "np.tile (like picking KV head h % n_kv_heads) interleaves the groups: query head 1 gets KV head 1. "
         "np.repeat(k, group, axis=1) puts each KV head next to itself, so head h gets KV head h // group",
-        _variant((REPEAT, "    k = np.tile(k, (1, group, 1, 1))\n    v = np.tile(v, (1, group, 1, 1))\n"))),
+        edited(BASE, (REPEAT, "    k = np.tile(k, (1, group, 1, 1))\n    v = np.tile(v, (1, group, 1, 1))\n"))),
     Bug("kv_head_is_position_in_group", "test_grouping",
         "query head h was given KV head h % group, its position inside its group; the KV head is the "
         "group's number, h // group",
-        _variant((REPEAT, "    kv_of = np.arange(n_heads) % group\n    k = k[:, kv_of]\n    v = v[:, kv_of]\n"))),
+        edited(BASE, (REPEAT, "    kv_of = np.arange(n_heads) % group\n    k = k[:, kv_of]\n    v = v[:, kv_of]\n"))),
     Bug("kv_head_divides_by_n_kv_heads", "test_grouping",
         "query head h was given KV head h // n_kv_heads; the divisor is the group size, "
         "n_heads // n_kv_heads, which equals n_kv_heads only when n_heads == n_kv_heads ** 2",
-        _variant((REPEAT, "    kv_of = np.arange(n_heads) // n_kv_heads\n    k = k[:, kv_of]\n    v = v[:, kv_of]\n"))),
+        edited(BASE, (REPEAT, "    kv_of = np.arange(n_heads) // n_kv_heads\n"
+                              "    k = k[:, kv_of]\n    v = v[:, kv_of]\n"))),
     Bug("kv_split_with_n_heads", "test_multi_query",
         "keys and values were split into n_heads heads like the queries; they have only n_kv_heads heads "
         "of width d_head, shared out afterwards",
-        _variant(("k = (x @ W_k).reshape(B, T, n_kv_heads, d_head)", "k = (x @ W_k).reshape(B, T, n_heads, -1)"),
+        edited(BASE, ("k = (x @ W_k).reshape(B, T, n_kv_heads, d_head)", "k = (x @ W_k).reshape(B, T, n_heads, -1)"),
                  ("v = (x @ W_v).reshape(B, T, n_kv_heads, d_head)", "v = (x @ W_v).reshape(B, T, n_heads, -1)"))),
     # --- sizes and scale
     Bug("d_head_from_d_model", "test_d_model_differs",
         "d_head was taken as d_model // n_heads; in grouped-query attention it is W_q.shape[1] // n_heads, "
         "and n_heads * d_head need not equal d_model",
-        _variant(("d_head = W_q.shape[1] // n_heads", "d_head = d_model // n_heads"))),
+        edited(BASE, ("d_head = W_q.shape[1] // n_heads", "d_head = d_model // n_heads"))),
     Bug("scale_by_sqrt_d_model", "test_agrees",
         "the scores were divided by sqrt(d_model); the scale is sqrt(d_head), the width of one head's dot product",
-        _variant(("/ np.sqrt(d_head)", "/ np.sqrt(d_model)"))),
+        edited(BASE, ("/ np.sqrt(d_head)", "/ np.sqrt(d_model)"))),
     Bug("scale_by_d_model_over_heads", "test_d_model_differs",
         "the scores were divided by sqrt(d_model // n_heads), which is sqrt(d_head) only when "
         "d_model == n_heads * d_head; use the head width itself",
-        _variant(("/ np.sqrt(d_head)", "/ np.sqrt(d_model // n_heads)"))),
+        edited(BASE, ("/ np.sqrt(d_head)", "/ np.sqrt(d_model // n_heads)"))),
     # --- head bookkeeping
     Bug("merge_without_transposing_back", "test_agrees",
         "the heads were merged by reshaping (B, n_heads, T, d_head) straight to (B, T, n_heads * d_head): "
         "right shape, but heads and positions are mixed; transpose to (B, T, n_heads, d_head) first",
-        _variant(("out = out.transpose(0, 2, 1, 3).reshape(B, T, n_heads * d_head)",
+        edited(BASE, ("out = out.transpose(0, 2, 1, 3).reshape(B, T, n_heads * d_head)",
                   "out = out.reshape(B, T, n_heads * d_head)"))),
     Bug("split_by_reshaping_straight_to_heads", "test_agrees",
         "heads were split by reshaping (B, T, n_heads * d_head) straight to (B, n_heads, T, d_head), which "
         "cuts across positions; reshape to (B, T, n_heads, d_head) and then transpose",
-        _variant(("q = (x @ W_q).reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)",
+        edited(BASE, ("q = (x @ W_q).reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)",
                   "q = (x @ W_q).reshape(B, n_heads, T, d_head)"),
                  ("k = (x @ W_k).reshape(B, T, n_kv_heads, d_head).transpose(0, 2, 1, 3)",
                   "k = (x @ W_k).reshape(B, n_kv_heads, T, d_head)"),
@@ -152,64 +130,64 @@ BUGS = [
     Bug("grouped_weights_not_merged", "test_shapes",
         "the grouped form keeps weights as (B, n_kv_heads, group, T, T); reshape them to "
         "(B, n_heads, T, T) before returning",
-        GROUPED_WEIGHTS_NOT_MERGED),
+        edited(BASE_GROUPED, ("weights.reshape(B, n_heads, T, T)", "weights"))),
     # --- mask and softmax
     Bug("no_causal_mask", "test_causal",
         "no causal mask: every position also attends to the ones after it",
-        _variant(("    scores = np.where(mask, -np.inf, scores)\n", ""))),
+        edited(BASE, ("    scores = np.where(mask, -np.inf, scores)\n", ""))),
     Bug("mask_blocks_the_diagonal", "test_rows_sum_to_one",
         "the mask also blocks the diagonal (np.triu with k=0): position 0 then has nothing to attend to "
         "and its row is NaN; a position may attend to itself, so use k=1",
-        _variant(("np.triu(np.ones((T, T), dtype=bool), k=1)", "np.triu(np.ones((T, T), dtype=bool), k=0)"))),
+        edited(BASE, ("np.triu(np.ones((T, T), dtype=bool), k=1)", "np.triu(np.ones((T, T), dtype=bool), k=0)"))),
     Bug("future_zeroed_after_softmax", "test_rows_sum_to_one",
         "the future was zeroed after the softmax, so the rows no longer sum to 1; mask the scores with "
         "-inf before the softmax",
-        _variant(("    scores = np.where(mask, -np.inf, scores)\n", ""),
+        edited(BASE, ("    scores = np.where(mask, -np.inf, scores)\n", ""),
                  ("    weights = weights / weights.sum(axis=-1, keepdims=True)\n",
                   "    weights = weights / weights.sum(axis=-1, keepdims=True)\n"
                   "    weights = np.where(mask, 0.0, weights)\n"))),
     Bug("softmax_over_queries", "test_rows_sum_to_one",
         "the softmax normalises over the query axis (-2); each query's weights over the keys (axis -1) "
         "must sum to 1",
-        _variant(("scores - scores.max(axis=-1, keepdims=True)", "scores - scores.max(axis=-2, keepdims=True)"),
+        edited(BASE, ("scores - scores.max(axis=-1, keepdims=True)", "scores - scores.max(axis=-2, keepdims=True)"),
                  ("weights / weights.sum(axis=-1, keepdims=True)", "weights / weights.sum(axis=-2, keepdims=True)"))),
     Bug("softmax_without_max_shift", "test_large_scores",
         "exp of the raw scores: without subtracting each row's max, large scores overflow to inf and "
         "inf / inf is NaN",
-        _variant(("    scores = scores - scores.max(axis=-1, keepdims=True)\n", ""))),
+        edited(BASE, ("np.exp(scores - scores.max(axis=-1, keepdims=True))", "np.exp(scores)"))),
     # --- contract
     Bug("no_value_errors", "test_heads_must_divide_width",
         "nothing checks that n_heads divides W_q.shape[1] and that n_kv_heads divides n_heads; "
         "a loop over heads then quietly drops columns (or divides by zero) instead of raising ValueError",
-        LOOP_WITHOUT_CHECKS),
+        edited(BASE_LOOP, (CHECKS, ""))),
     Bug("scale_folded_into_W_q_in_place", "test_inputs_unchanged",
         "`W_q /= ...` scales the caller's weight matrix in place (and again on every call); "
         "divide the scores, or a copy, instead",
-        _variant(("    d_head = W_q.shape[1] // n_heads\n",
+        edited(BASE, ("    d_head = W_q.shape[1] // n_heads\n",
                   "    d_head = W_q.shape[1] // n_heads\n    W_q /= np.sqrt(d_head)\n"),
                  ("scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)", "scores = q @ k.transpose(0, 1, 3, 2)"))),
     # --- kv_cache_bytes
     Bug("kv_cache_keys_only", "test_cache_figures",
         "the cache holds keys AND values: the factor 2 is missing",
-        _variant((KV_CACHE, "    return n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens\n"))),
+        edited(BASE, (KV_CACHE, "    return n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens\n"))),
     Bug("kv_cache_one_layer", "test_cache_figures",
         "every layer keeps its own keys and values: multiply by n_layers",
-        _variant((KV_CACHE, "    return 2 * n_kv_heads * d_head * bytes_per_value * n_tokens\n"))),
+        edited(BASE, (KV_CACHE, "    return 2 * n_kv_heads * d_head * bytes_per_value * n_tokens\n"))),
     Bug("kv_cache_in_bits", "test_cache_figures",
         "the count is in bits (times 8); the function returns bytes, and bytes_per_value already says "
         "how many bytes a number takes",
-        _variant((KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * 8 * n_tokens\n"))),
+        edited(BASE, (KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * 8 * n_tokens\n"))),
     Bug("kv_cache_in_kib", "test_cache_figures",
         "the result was converted to KiB; the function returns bytes (131072 bytes is the chapter's 128 KiB)",
-        _variant((KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens // 1024\n"))),
+        edited(BASE, ("bytes_per_value * n_tokens\n", "bytes_per_value * n_tokens // 1024\n"))),
     Bug("kv_cache_default_16", "test_cache_default",
         "the default bytes_per_value is 16, the number of bits; a 16-bit value takes 2 bytes",
-        _variant(("n_tokens, bytes_per_value=2):\n    return 2 *", "n_tokens, bytes_per_value=16):\n    return 2 *"))),
+        edited(BASE, ("bytes_per_value=2):", "bytes_per_value=16):"))),
     Bug("kv_cache_ignores_tokens", "test_cache_linear",
         "the size of one token was returned whatever n_tokens is; the cache holds every token read so far",
-        _variant((KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value\n"))),
+        edited(BASE, (KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value\n"))),
     Bug("kv_cache_float_division", "test_cache_int",
         "going through bits with `/ 8` makes the result a float; a byte count is an int: use // or stay in bytes",
-        _variant((KV_CACHE, "    bits = 8 * bytes_per_value\n"
+        edited(BASE, (KV_CACHE, "    bits = 8 * bytes_per_value\n"
                             "    return 2 * n_layers * n_kv_heads * d_head * n_tokens * bits / 8\n"))),
 ]

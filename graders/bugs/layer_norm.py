@@ -7,7 +7,9 @@ that catches them names them from what it measured.
 """
 from graders.bugs import Bug, edited
 
-BASE = """
+BASE = """import numpy as np
+
+
 def layer_norm(x, gamma, beta, eps=1e-5):
     mu = x.mean(axis=-1, keepdims=True)
     xc = x - mu
@@ -91,12 +93,13 @@ BUGS = [
     Bug("output_buffer_reused", "test_fresh_results",
         "every call returns the same module-level buffer, so the next call overwrites a result the caller "
         "still holds; return a new array each call",
-        "_out = None\n" + edited(BASE, ("    mu = x.mean(", "    global _out\n    mu = x.mean("), (RETURN,
-            "    if _out is None or _out.shape != x.shape or _out.dtype != x.dtype:\n"
-            "        _out = np.empty_like(x)\n"
-            "    np.multiply(xc / np.sqrt(var + eps), gamma, out=_out)\n"
-            "    _out += beta\n"
-            "    return _out\n")), stateful=True),
+        edited(BASE, ("def layer_norm(", "_out = None\n\n\ndef layer_norm("),
+               ("    mu = x.mean(", "    global _out\n    mu = x.mean("),
+               (RETURN, "    if _out is None or _out.shape != x.shape or _out.dtype != x.dtype:\n"
+                        "        _out = np.empty_like(x)\n"
+                        "    np.multiply(xc / np.sqrt(var + eps), gamma, out=_out)\n"
+                        "    _out += beta\n"
+                        "    return _out\n")), stateful=True),
     # sizes: the rows are processed in blocks of 1024 and the count of blocks is rounded down
     Bug("blocks_round_down", "test_large_sizes",
         "the vectors are processed in blocks of 1024 and the number of blocks is rounded down, so the vectors "

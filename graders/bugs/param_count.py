@@ -52,10 +52,7 @@ KV = '"attention_kv": n_layers * 2 * d_model * n_kv_heads * d_head,'
 NORMS = '"norms": (2 * n_layers + 1) * d_model,'
 UNEMBED = '"unembedding": 0 if tie_embeddings else vocab_size * d_model,'
 GIB = "return n_params * bits / 8 / 2**30"
-
-
-def _with(*changes: tuple[str, str]) -> str:
-    return edited(BASE, *changes)
+FFN = '"feed_forward": n_layers * 3 * d_model * d_ff,'
 
 
 BUGS = [
@@ -63,93 +60,93 @@ BUGS = [
     Bug("kv_counted_once", "test_8b_table",
         "keys and values were counted as one matrix per layer; W_k and W_v are two matrices of "
         "(d_model, n_kv_heads * d_head) each, hence the factor 2",
-        _with((KV, '"attention_kv": n_layers * d_model * n_kv_heads * d_head,'))),
+        edited(BASE, (KV, '"attention_kv": n_layers * d_model * n_kv_heads * d_head,'))),
     Bug("kv_with_n_heads", "test_8b_table",
         "the key and value projections were sized with n_heads; in grouped-query attention they have "
         "only n_kv_heads heads, which is the whole saving of GQA",
-        _with((KV, '"attention_kv": n_layers * 2 * d_model * n_heads * d_head,'))),
+        edited(BASE, (KV, '"attention_kv": n_layers * 2 * d_model * n_heads * d_head,'))),
     Bug("out_with_kv_heads", "test_8b_table",
         "the output projection was sized with n_kv_heads; W_o maps the concatenated query heads, "
         "n_heads * d_head of them, back to d_model",
-        _with(('"attention_out": n_layers * n_heads * d_head * d_model,',
-               '"attention_out": n_layers * n_kv_heads * d_head * d_model,'))),
+        edited(BASE, ('"attention_out": n_layers * n_heads * d_head * d_model,',
+                      '"attention_out": n_layers * n_kv_heads * d_head * d_model,'))),
     Bug("attention_per_layer_only", "test_8b_table",
         "the attention entries count one layer; each entry covers all n_layers blocks",
-        _with(('"attention_q": n_layers * d_model', '"attention_q": d_model'),
-              ('"attention_kv": n_layers * 2 *', '"attention_kv": 2 *'),
-              ('"attention_out": n_layers * n_heads', '"attention_out": n_heads'))),
+        edited(BASE, ('"attention_q": n_layers * d_model', '"attention_q": d_model'),
+               ('"attention_kv": n_layers * 2 *', '"attention_kv": 2 *'),
+               ('"attention_out": n_layers * n_heads', '"attention_out": n_heads'))),
     # --- feed-forward and norms
     Bug("ffn_two_matrices", "test_8b_table",
         "the feed-forward was counted with two matrices, the GELU layout of 2017; SwiGLU has three "
         "(gate, up and down)",
-        _with(('"feed_forward": n_layers * 3 * d_model * d_ff,', '"feed_forward": n_layers * 2 * d_model * d_ff,'))),
+        edited(BASE, (FFN, '"feed_forward": n_layers * 2 * d_model * d_ff,'))),
     Bug("norms_final_missing", "test_8b_table",
         "the final RMSNorm before the unembedding is missing: two scales per block plus one, "
         "(2 * n_layers + 1) * d_model",
-        _with((NORMS, '"norms": 2 * n_layers * d_model,'))),
+        edited(BASE, (NORMS, '"norms": 2 * n_layers * d_model,'))),
     Bug("norms_not_times_layers", "test_8b_table",
         "the norms were counted for one block (two scales plus the final one) instead of every block: "
         "(2 * n_layers + 1) * d_model",
-        _with((NORMS, '"norms": 3 * d_model,'))),
+        edited(BASE, (NORMS, '"norms": 3 * d_model,'))),
     # --- embeddings
     Bug("unembedding_when_tied", "test_tied",
         "tie_embeddings is ignored: a tied unembedding reuses the embedding table and adds 0",
-        _with((UNEMBED, '"unembedding": vocab_size * d_model,'))),
+        edited(BASE, (UNEMBED, '"unembedding": vocab_size * d_model,'))),
     Bug("total_ignores_tie", "test_tied",
         "the unembedding entry is 0 when tied but the total is written out as its own formula that still "
         "counts two vocabulary matrices; sum the entries instead",
-        _with(('counts["total"] = sum(counts.values())',
-               'counts["total"] = sum(counts.values()) - counts["unembedding"] + vocab_size * d_model'))),
+        edited(BASE, ('counts["total"] = sum(counts.values())',
+                      'counts["total"] = sum(counts.values()) - counts["unembedding"] + vocab_size * d_model'))),
     # --- the shape of the answer
     Bug("float_d_head", "test_integers",
         "d_head = d_model / n_heads is a float, so every count that uses it is a float; use // so that "
         "counts stay exact ints",
-        _with(("d_head = d_model // n_heads", "d_head = d_model / n_heads"))),
+        edited(BASE, ("d_head = d_model // n_heads", "d_head = d_model / n_heads"))),
     Bug("k_and_v_keys", "test_keys",
         "the dict has separate 'attention_k' and 'attention_v' entries; the contract asks for one "
         "'attention_kv' holding both",
-        _with((KV, '"attention_k": n_layers * d_model * n_kv_heads * d_head,\n'
-                   '        "attention_v": n_layers * d_model * n_kv_heads * d_head,'))),
-    # state kept between calls (the Bug dataclass has no `stateful` field: noted here instead)
+        edited(BASE, (KV, '"attention_k": n_layers * d_model * n_kv_heads * d_head,\n'
+                      '        "attention_v": n_layers * d_model * n_kv_heads * d_head,'))),
+    # --- state kept between calls
     Bug("memo_ignores_tie", "test_calls_independent",
         "a module-level memo is keyed on the six sizes but not on tie_embeddings, so a tied call after an "
         "untied one on the same sizes (or the other way round) gets the stale answer; key it on every "
         "argument, or drop it",
-        _with(("def llama_param_counts(", "_MEMO = {}\n\n\ndef llama_param_counts("),
-              (SIZE_CHECK, SIZE_CHECK + "    key = (vocab_size, d_model, n_layers, n_heads, n_kv_heads, d_ff)\n"
-                           "    if key in _MEMO:\n        return dict(_MEMO[key])\n"),
-              ("    return counts\n", "    _MEMO[key] = dict(counts)\n    return counts\n")), stateful=True),
+        edited(BASE, ("def llama_param_counts(", "_MEMO = {}\n\n\ndef llama_param_counts("),
+               (SIZE_CHECK, SIZE_CHECK + "    key = (vocab_size, d_model, n_layers, n_heads, n_kv_heads, d_ff)\n"
+                                         "    if key in _MEMO:\n        return dict(_MEMO[key])\n"),
+               ("    return counts\n", "    _MEMO[key] = dict(counts)\n    return counts\n")), stateful=True),
     # --- ValueErrors
     Bug("divides_before_size_check", "test_sizes_below_one",
         "d_model % n_heads runs before the sizes are checked, so n_heads = 0 raises ZeroDivisionError "
         "instead of ValueError; check every size first",
-        _with((SIZE_CHECK + DIVIDES, DIVIDES + SIZE_CHECK))),
+        edited(BASE, (SIZE_CHECK + DIVIDES, DIVIDES + SIZE_CHECK))),
     Bug("odd_d_head_raises", "test_odd_d_head",
         "an odd d_head raises ValueError (the RoPE rule); counting parameters allows any d_head",
-        _with(("    d_head = d_model // n_heads\n",
-               "    d_head = d_model // n_heads\n    if d_head % 2:\n"
-               "        raise ValueError(\"d_head must be even\")\n"))),
+        edited(BASE, ("    d_head = d_model // n_heads\n",
+                      "    d_head = d_model // n_heads\n    if d_head % 2:\n"
+                      "        raise ValueError(\"d_head must be even\")\n"))),
     Bug("kv_heads_not_checked", "test_divisibility",
         "nothing checks that n_kv_heads divides n_heads, so a configuration whose query heads cannot be "
         "grouped evenly gets counted; raise ValueError",
-        _with((KV_CHECK, ""))),
+        edited(BASE, (KV_CHECK, ""))),
     # --- weight_gib
     Bug("gib_as_1e9", "test_gib_8b",
         "the bytes were divided by 1e9 (a GB); a GiB is 2**30 bytes, 7% more",
-        _with((GIB, "return n_params * bits / 8 / 1e9"))),
+        edited(BASE, (GIB, "return n_params * bits / 8 / 1e9"))),
     Bug("bits_not_divided_by_8", "test_gib_8b",
         "bits were used as bytes: divide by 8 to get bytes per weight",
-        _with((GIB, "return n_params * bits / 2**30"))),
+        edited(BASE, (GIB, "return n_params * bits / 2**30"))),
     Bug("gib_rounded", "test_gib_8b",
         "the result is rounded to two decimals; 14.96 is how the figure is printed, the function returns "
         "the exact quotient",
-        _with((GIB, "return round(n_params * bits / 8 / 2**30, 2)"))),
+        edited(BASE, (GIB, "return round(n_params * bits / 8 / 2**30, 2)"))),
     Bug("gib_floor_division", "test_gib_8b",
         "// floors the GiB to a whole number (14 for 14.96); use true division",
-        _with((GIB, "return n_params * bits // 8 // 2**30"))),
+        edited(BASE, (GIB, "return n_params * bits // 8 // 2**30"))),
     Bug("bits_not_checked", "test_gib_value_error",
         "bits below 1 are not refused: raise ValueError",
-        _with(("    if bits < 1:\n        raise ValueError(\"bits must be at least 1\")\n", ""))),
+        edited(BASE, ("    if bits < 1:\n        raise ValueError(\"bits must be at least 1\")\n", ""))),
 ]
 
 
@@ -158,31 +155,32 @@ NEAR_MISSES = [
         "the key and value projections were sized with the group size n_heads // n_kv_heads instead of "
         "n_kv_heads; the two agree only when n_kv_heads**2 == n_heads, as in the 8B model's halving, "
         "which is why a model with groups of 3 shows it",
-        _with((KV, '"attention_kv": n_layers * 2 * d_model * (n_heads // n_kv_heads) * d_head,'))),
+        edited(BASE, (KV, '"attention_kv": n_layers * 2 * d_model * (n_heads // n_kv_heads) * d_head,'))),
     Bug("norms_extra_embedding_norm", "test_8b_table",
         "one norm too many, (2 * n_layers + 2) * d_model: a norm after the embedding (as in some older "
         "models) is not part of this one; the final norm is the only one outside the blocks",
-        _with((NORMS, '"norms": (2 * n_layers + 2) * d_model,'))),
+        edited(BASE, (NORMS, '"norms": (2 * n_layers + 2) * d_model,'))),
     Bug("tied_table_under_unembedding", "test_tied",
         "when tied, the shared table was booked under 'unembedding' and 'embedding' set to 0; the total is "
         "right but the table belongs to the embedding and the tied unembedding adds 0",
-        _with(('"embedding": vocab_size * d_model,', '"embedding": 0 if tie_embeddings else vocab_size * d_model,'),
-              (UNEMBED, '"unembedding": vocab_size * d_model,'))),
+        edited(BASE, ('"embedding": vocab_size * d_model,',
+                      '"embedding": 0 if tie_embeddings else vocab_size * d_model,'),
+               (UNEMBED, '"unembedding": vocab_size * d_model,'))),
     Bug("ffn_width_assumed_4x", "test_other_configurations",
         "the feed-forward width was taken as 4 * d_model (the 2017 default) instead of the given d_ff; "
         "three matrices, but of the wrong width",
-        _with(('"feed_forward": n_layers * 3 * d_model * d_ff,', '"feed_forward": n_layers * 3 * d_model * 4 * d_model,'))),
+        edited(BASE, (FFN, '"feed_forward": n_layers * 3 * d_model * 4 * d_model,'))),
     Bug("gib_bits_fixed_at_16", "test_gib_8b",
         "the bytes per weight were fixed at 2 (16-bit) instead of bits / 8: right at 16 bits only",
-        _with((GIB, "return n_params * 2 / 2**30"))),
+        edited(BASE, (GIB, "return n_params * 2 / 2**30"))),
     Bug("gib_bytes_floored", "test_gib_8b",
         "bits // 8 floors the bytes per weight, so 4-bit weights weigh 0 and 12-bit ones 1 byte; bits / 8 "
         "keeps the fraction",
-        _with((GIB, "return n_params * (bits // 8) / 2**30"))),
+        edited(BASE, (GIB, "return n_params * (bits // 8) / 2**30"))),
     Bug("gib_in_mib", "test_gib_8b",
         "divided by 2**20, which gives MiB; a GiB is 2**30 bytes",
-        _with((GIB, "return n_params * bits / 8 / 2**20"))),
+        edited(BASE, (GIB, "return n_params * bits / 8 / 2**20"))),
     Bug("sizes_zero_allowed", "test_sizes_below_one",
         "the size check refuses negative sizes but lets 0 through (size < 0 instead of size < 1)",
-        _with(("        if size < 1:\n", "        if size < 0:\n"))),
+        edited(BASE, ("        if size < 1:\n", "        if size < 0:\n"))),
 ]

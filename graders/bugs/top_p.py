@@ -1,12 +1,14 @@
 """Mistakes candidates make in temperature and nucleus (top-p) sampling.
 
-Every entry is a whole attempt: a plain correct answer (CORRECT below) with one mistake
-written into it, so that each bug differs from a right answer in exactly one place.
+Every entry is BASE, a correct answer, with one mistake edited in, so that each bug
+differs from a right answer in exactly one place.
 """
 from graders.bugs import Bug, edited
 
 
-CORRECT_PROBS = '''
+BASE = """import numpy as np
+
+
 def top_p_probs(logits, temperature=1.0, top_p=1.0):
     if temperature < 0:
         raise ValueError("temperature must be >= 0")
@@ -27,9 +29,8 @@ def top_p_probs(logits, temperature=1.0, top_p=1.0):
     np.put_along_axis(keep, order, keep_sorted, axis=-1)
     q = np.where(keep, p, 0.0)
     return q / q.sum(axis=-1, keepdims=True)
-'''
 
-CORRECT_SAMPLER = '''
+
 def sample_top_p(logits, temperature=1.0, top_p=1.0, rng=None):
     if rng is None:
         rng = np.random.default_rng()
@@ -38,159 +39,141 @@ def sample_top_p(logits, temperature=1.0, top_p=1.0, rng=None):
     u = rng.random(probs.shape[:-1] + (1,))
     draws = np.minimum((cum <= u).sum(axis=-1), probs.shape[-1] - 1)
     return int(draws) if draws.ndim == 0 else draws
-'''
+"""
 
-CORRECT = CORRECT_PROBS + CORRECT_SAMPLER
-
-
-def mistake(old: str, new: str) -> str:
-    """The correct attempt with `old` (which must occur in it exactly once) replaced by `new`."""
-    return "import numpy as np\n" + edited(CORRECT, (old, new))
+SOFTMAX = ("z = logits / temperature\n    z = z - z.max(axis=-1, keepdims=True)\n"
+           "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)")
+GREEDY = "    if temperature == 0:\n        return np.eye(V)[np.argmax(logits, axis=-1)]\n"
+TOP_P_CHECK = '    if not 0 < top_p <= 1:\n        raise ValueError("top_p must be in (0, 1]")\n'
+RNG_DEFAULT = "    if rng is None:\n        rng = np.random.default_rng()\n"
+DRAW = ("    cum = np.cumsum(probs, axis=-1)\n"
+        "    u = rng.random(probs.shape[:-1] + (1,))\n"
+        "    draws = np.minimum((cum <= u).sum(axis=-1), probs.shape[-1] - 1)\n")
 
 
 BUGS = [
     Bug("drops_crossing_token", "test_crossing_token_kept",
         "only tokens whose cumulative sum stays below top_p are kept: the token that crosses top_p belongs "
         "to the nucleus too (keep while the mass BEFORE a token is < top_p), or a small top_p keeps nothing",
-        mistake("keep_sorted = cum - sorted_p < top_p", "keep_sorted = cum < top_p")),
+        edited(BASE, ("keep_sorted = cum - sorted_p < top_p", "keep_sorted = cum < top_p"))),
     Bug("no_renormalisation", "test_sums_to_one",
         "the tokens outside the nucleus are zeroed but the rest are not divided by their sum, so the "
         "row sums to the nucleus's mass, not 1",
-        mistake("return q / q.sum(axis=-1, keepdims=True)", "return q")),
+        edited(BASE, ("return q / q.sum(axis=-1, keepdims=True)", "return q"))),
     Bug("temperature_after_softmax", "test_temperature_divides",
         "the probabilities are divided by the temperature after the softmax; the cut and the renormalising "
         "then undo it: temperature divides the logits, before the softmax",
-        mistake("z = logits / temperature\n    z = z - z.max(axis=-1, keepdims=True)\n"
-                "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)",
-                "z = logits - logits.max(axis=-1, keepdims=True)\n"
-                "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)\n    p = p / temperature")),
+        edited(BASE, (SOFTMAX, "z = logits - logits.max(axis=-1, keepdims=True)\n"
+                               "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)\n"
+                               "    p = p / temperature"))),
     Bug("temperature_power_unnormalised", "test_nucleus",
         "temperature applied after the softmax as p ** (1 / T) without renormalising before the cut: "
         "the cumulative sums no longer add up to 1, so the nucleus comes out too large or too small",
-        mistake("z = logits / temperature\n    z = z - z.max(axis=-1, keepdims=True)\n"
-                "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)",
-                "z = logits - logits.max(axis=-1, keepdims=True)\n"
-                "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)\n    p = p ** (1 / temperature)")),
+        edited(BASE, (SOFTMAX, "z = logits - logits.max(axis=-1, keepdims=True)\n"
+                               "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)\n"
+                               "    p = p ** (1 / temperature)"))),
     Bug("temperature_zero_divides", "test_temperature_zero_is_greedy",
         "temperature 0 goes through the division: logits / 0 is inf (or NaN), and the softmax of that is NaN; "
         "temperature 0 means take the argmax",
-        mistake("    if temperature == 0:\n        return np.eye(V)[np.argmax(logits, axis=-1)]\n", "")),
+        edited(BASE, (GREEDY, ""))),
     Bug("greedy_splits_ties", "test_temperature_zero_is_greedy",
         "at temperature 0 every token equal to the max shares the mass; greedy is one token, the first "
         "argmax (np.argmax already returns the lowest index)",
-        mistake("return np.eye(V)[np.argmax(logits, axis=-1)]",
-                "top = (logits == logits.max(axis=-1, keepdims=True)).astype(float)\n"
-                "        return top / top.sum(axis=-1, keepdims=True)")),
+        edited(BASE, ("return np.eye(V)[np.argmax(logits, axis=-1)]",
+                      "top = (logits == logits.max(axis=-1, keepdims=True)).astype(float)\n"
+                      "        return top / top.sum(axis=-1, keepdims=True)"))),
     Bug("sorted_ascending", "test_worked_example",
         "the probabilities are sorted in increasing order, so the nucleus is built from the least likely "
         "tokens; sort by -p (most probable first)",
-        mistake('order = np.argsort(-p, axis=-1, kind="stable")', 'order = np.argsort(p, axis=-1, kind="stable")')),
+        edited(BASE, ('np.argsort(-p, axis=-1, kind="stable")', 'np.argsort(p, axis=-1, kind="stable")'))),
     Bug("reversed_argsort_breaks_ties", "test_ties_lower_index_first",
         "np.argsort(p)[..., ::-1] puts equal probabilities in reverse (or arbitrary) index order; "
         "np.argsort(-p, kind='stable') keeps the lower index first, as the contract asks",
-        mistake('order = np.argsort(-p, axis=-1, kind="stable")', "order = np.argsort(p, axis=-1)[..., ::-1]")),
+        edited(BASE, ('np.argsort(-p, axis=-1, kind="stable")', "np.argsort(p, axis=-1)[..., ::-1]"))),
     Bug("cumsum_unsorted", "test_nucleus",
         "the cumulative sum runs over the tokens in vocabulary order, not from the most probable down: "
         "sort first, cut, then map back to token ids",
-        mistake('order = np.argsort(-p, axis=-1, kind="stable")\n'
-                '    sorted_p = np.take_along_axis(p, order, axis=-1)\n'
-                '    cum = np.cumsum(sorted_p, axis=-1)\n'
-                '    keep_sorted = cum - sorted_p < top_p\n'
-                '    keep = np.zeros_like(keep_sorted)\n'
-                '    np.put_along_axis(keep, order, keep_sorted, axis=-1)\n',
-                '    cum = np.cumsum(p, axis=-1)\n'
-                '    keep = cum - p < top_p\n'.lstrip())),
+        edited(BASE, ('    order = np.argsort(-p, axis=-1, kind="stable")\n'
+                      '    sorted_p = np.take_along_axis(p, order, axis=-1)\n'
+                      '    cum = np.cumsum(sorted_p, axis=-1)\n'
+                      '    keep_sorted = cum - sorted_p < top_p\n'
+                      '    keep = np.zeros_like(keep_sorted)\n'
+                      '    np.put_along_axis(keep, order, keep_sorted, axis=-1)\n',
+                      '    cum = np.cumsum(p, axis=-1)\n'
+                      '    keep = cum - p < top_p\n'))),
     Bug("zero_top_p_accepted", "test_value_errors",
         "the check `top_p < 0 or top_p > 1` lets top_p = 0 (and NaN) through; the contract's interval is "
         "(0, 1]: write `not 0 < top_p <= 1`",
-        mistake("if not 0 < top_p <= 1:", "if top_p < 0 or top_p > 1:")),
+        edited(BASE, ("if not 0 < top_p <= 1:", "if top_p < 0 or top_p > 1:"))),
     Bug("nan_top_p_accepted", "test_value_errors",
         "`top_p <= 0 or top_p > 1` is False for NaN, so NaN slips through; `not 0 < top_p <= 1` is True "
         "for NaN and rejects it",
-        mistake("if not 0 < top_p <= 1:", "if top_p <= 0 or top_p > 1:")),
+        edited(BASE, ("if not 0 < top_p <= 1:", "if top_p <= 0 or top_p > 1:"))),
     Bug("negative_temperature_accepted", "test_value_errors",
         "a negative temperature is not rejected: dividing by it reverses the ranking, so the least likely "
         "token would be picked first",
-        mistake('    if temperature < 0:\n        raise ValueError("temperature must be >= 0")\n', "")),
+        edited(BASE, ('    if temperature < 0:\n        raise ValueError("temperature must be >= 0")\n', ""))),
     Bug("greedy_skips_validation", "test_value_errors",
         "the temperature-0 shortcut returns before top_p is checked; the contract rejects a bad top_p at any "
         "temperature, so validate first",
-        mistake('    if not 0 < top_p <= 1:\n        raise ValueError("top_p must be in (0, 1]")\n'
-                '    V = logits.shape[-1]\n'
-                '    if temperature == 0:\n        return np.eye(V)[np.argmax(logits, axis=-1)]\n',
-                '    V = logits.shape[-1]\n'
-                '    if temperature == 0:\n        return np.eye(V)[np.argmax(logits, axis=-1)]\n'
-                '    if not 0 < top_p <= 1:\n        raise ValueError("top_p must be in (0, 1]")\n')),
+        edited(BASE, (TOP_P_CHECK + "    V = logits.shape[-1]\n" + GREEDY,
+                      "    V = logits.shape[-1]\n" + GREEDY + TOP_P_CHECK))),
     Bug("temperature_multiplies", "test_lower_temperature_sharpens",
         "the logits are multiplied by the temperature: a low temperature then flattens the distribution "
         "instead of sharpening it; divide",
-        mistake("z = logits / temperature", "z = logits * temperature")),
+        edited(BASE, ("z = logits / temperature", "z = logits * temperature"))),
     Bug("no_max_subtraction", "test_huge_logits",
         "exp of logits / T without subtracting the row max: logits of 1e4, or ordinary logits at T = 0.002, "
         "overflow to inf and the softmax becomes NaN",
-        mistake("    z = z - z.max(axis=-1, keepdims=True)\n", "")),
+        edited(BASE, ("    z = z - z.max(axis=-1, keepdims=True)\n", ""))),
     Bug("cumsum_without_axis", "test_batched",
         "np.cumsum without axis=-1 flattens a batch into one long row, so the rows' sums run into each "
         "other (or fail to broadcast back)",
-        mistake("cum = np.cumsum(sorted_p, axis=-1)", "cum = np.cumsum(sorted_p)")),
+        edited(BASE, ("cum = np.cumsum(sorted_p, axis=-1)", "cum = np.cumsum(sorted_p)"))),
     Bug("logits_divided_in_place", "test_logits_unchanged",
         "`logits /= temperature` divides the caller's array in place; write z = logits / temperature",
-        mistake("z = logits / temperature", "logits /= temperature\n    z = logits")),
+        edited(BASE, ("z = logits / temperature", "logits /= temperature\n    z = logits"))),
     Bug("samples_full_softmax", "test_sample_inside_nucleus",
         "the sampler asks for the probabilities without passing top_p on, so it draws from the full "
         "softmax, tokens outside the nucleus included",
-        mistake("probs = top_p_probs(logits, temperature, top_p)", "probs = top_p_probs(logits, temperature)")),
+        edited(BASE, ("probs = top_p_probs(logits, temperature, top_p)", "probs = top_p_probs(logits, temperature)"))),
     Bug("global_random_state", "test_sample_uses_generator",
         "np.random.choice draws from NumPy's global random state, not from the Generator passed as `rng`: "
         "the same seed does not give the same draws; use rng.choice or rng.random",
-        mistake("    cum = np.cumsum(probs, axis=-1)\n"
-                "    u = rng.random(probs.shape[:-1] + (1,))\n"
-                "    draws = np.minimum((cum <= u).sum(axis=-1), probs.shape[-1] - 1)\n",
-                "    flat = probs.reshape(-1, probs.shape[-1])\n"
-                "    draws = np.array([np.random.choice(flat.shape[-1], p=row) for row in flat])\n"
-                "    draws = draws.reshape(probs.shape[:-1])\n")),
+        edited(BASE, (DRAW, "    flat = probs.reshape(-1, probs.shape[-1])\n"
+                            "    draws = np.array([np.random.choice(flat.shape[-1], p=row) for row in flat])\n"
+                            "    draws = draws.reshape(probs.shape[:-1])\n"))),
     Bug("fixed_seed_ignores_rng", "test_sample_uses_generator",
         "a Generator with a fixed seed replaces the one passed in: every caller gets the same draws; use "
         "`rng`, and make a fresh np.random.default_rng() only when it is None",
-        mistake("    if rng is None:\n        rng = np.random.default_rng()\n",
-                "    rng = np.random.default_rng(0)\n")),
+        edited(BASE, (RNG_DEFAULT, "    rng = np.random.default_rng(0)\n"))),
     Bug("returns_sorted_position", "test_sample_inside_nucleus",
         "the draw is made in sorted order and its position is returned, not the token id at that position "
         "(order[position])",
-        mistake("    cum = np.cumsum(probs, axis=-1)\n"
-                "    u = rng.random(probs.shape[:-1] + (1,))\n"
-                "    draws = np.minimum((cum <= u).sum(axis=-1), probs.shape[-1] - 1)\n",
-                '    order = np.argsort(-probs, axis=-1, kind="stable")\n'
-                "    cum = np.cumsum(np.take_along_axis(probs, order, axis=-1), axis=-1)\n"
-                "    u = rng.random(probs.shape[:-1] + (1,))\n"
-                "    draws = np.minimum((cum <= u).sum(axis=-1), probs.shape[-1] - 1)\n")),
+        edited(BASE, ("    cum = np.cumsum(probs, axis=-1)\n",
+                      '    order = np.argsort(-probs, axis=-1, kind="stable")\n'
+                      "    cum = np.cumsum(np.take_along_axis(probs, order, axis=-1), axis=-1)\n"))),
     Bug("uniform_over_nucleus", "test_sample_frequencies",
         "rng.choice over the nucleus's token ids without p=...: every kept token is equally likely, "
         "whatever its probability",
-        mistake("    cum = np.cumsum(probs, axis=-1)\n"
-                "    u = rng.random(probs.shape[:-1] + (1,))\n"
-                "    draws = np.minimum((cum <= u).sum(axis=-1), probs.shape[-1] - 1)\n",
-                "    flat = probs.reshape(-1, probs.shape[-1])\n"
-                "    draws = np.array([rng.choice(np.flatnonzero(row)) for row in flat])\n"
-                "    draws = draws.reshape(probs.shape[:-1])\n")),
+        edited(BASE, (DRAW, "    flat = probs.reshape(-1, probs.shape[-1])\n"
+                            "    draws = np.array([rng.choice(np.flatnonzero(row)) for row in flat])\n"
+                            "    draws = draws.reshape(probs.shape[:-1])\n"))),
     Bug("one_uniform_for_the_batch", "test_sample_frequencies",
         "a single uniform rng.random() is shared by every row, so all rows of a batch draw the same "
         "token; draw one uniform per row, rng.random(shape[:-1] + (1,))",
-        mistake("u = rng.random(probs.shape[:-1] + (1,))", "u = rng.random()")),
+        edited(BASE, ("u = rng.random(probs.shape[:-1] + (1,))", "u = rng.random()"))),
     Bug("returns_array_of_one", "test_sample_type",
         "rng.choice(V, size=1, p=...) returns an array of shape (1,); for logits of shape (V,) the contract "
         "returns an integer scalar (leave size out, or take [0])",
-        mistake("    cum = np.cumsum(probs, axis=-1)\n"
-                "    u = rng.random(probs.shape[:-1] + (1,))\n"
-                "    draws = np.minimum((cum <= u).sum(axis=-1), probs.shape[-1] - 1)\n"
-                "    return int(draws) if draws.ndim == 0 else draws\n",
-                "    V = probs.shape[-1]\n"
-                "    if probs.ndim == 1:\n"
-                "        return rng.choice(V, size=1, p=probs)\n"
-                "    flat = probs.reshape(-1, V)\n"
-                "    return np.array([rng.choice(V, p=row) for row in flat]).reshape(probs.shape[:-1])\n")),
+        edited(BASE, (DRAW + "    return int(draws) if draws.ndim == 0 else draws\n",
+                      "    V = probs.shape[-1]\n"
+                      "    if probs.ndim == 1:\n"
+                      "        return rng.choice(V, size=1, p=probs)\n"
+                      "    flat = probs.reshape(-1, V)\n"
+                      "    return np.array([rng.choice(V, p=row) for row in flat]).reshape(probs.shape[:-1])\n"))),
     Bug("rng_none_not_handled", "test_sample_rng_none",
         "rng=None is used as it is, so rng.random fails; the contract makes a fresh np.random.default_rng() "
         "when no Generator is given",
-        mistake("    if rng is None:\n        rng = np.random.default_rng()\n", "")),
+        edited(BASE, (RNG_DEFAULT, ""))),
 ]
