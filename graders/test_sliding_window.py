@@ -276,7 +276,7 @@ def test_state(impl, new, lead, d, dtype="float64"):
 @check("works at lengths past 4096", [
     {"T": 4100, "d": 2, "window": 3, "seed": 0},
     {"T": 4097, "d": 1, "window": 20, "dtype": "float32", "seed": 1},
-], shrink=False)
+], shrink=False, slow="calls at T = 4096 and past")
 def test_long(impl, new, ref, T, d, window, dtype="float64"):
     # Unrecorded: replaying every known bug at these lengths (a full T x T one among them) would
     # cost the diagnosis seconds. When the call fails, the same call at T = 4096 tells a limit of
@@ -333,7 +333,7 @@ def test_inputs_unchanged(impl, new, lead, T, d, window, dtype):
     expect_inputs_unchanged()
 
 
-@check(MEMORY, [{}], shrink=False, timeout=60)
+@check(MEMORY, [{}], shrink=False, timeout=60, slow="a call at T = 8192")
 def test_memory(impl, new):
     t, d, window = 8192, 16, 16
     q, k, v = qkv(new, (), t, d)

@@ -5,7 +5,9 @@ something at module level between calls, so the diagnosis replays them on every 
 """
 from graders.bugs import Bug, edited
 
-BASE = """
+BASE = """import numpy as np
+
+
 def attend_with_cache(x, W_q, W_k, W_v, W_o, n_heads, cache=None):
     B, t_new, d_model = x.shape
     if d_model % n_heads != 0:

@@ -6,7 +6,9 @@ call in order; the memory check names the two full-matrix entries from the peak 
 """
 from graders.bugs import Bug, edited
 
-BASE = """
+BASE = """import numpy as np
+
+
 def sliding_window_attention(q, k, v, window):
     if window < 1:
         raise ValueError("window must be at least 1")
