@@ -11,8 +11,8 @@ def attend_with_cache(x, W_q, W_k, W_v, W_o, n_heads, cache=None):
         new token, so the keys and values already computed are kept in a cache: each
         step projects only the new positions, attends over the cached keys and values
         plus the new ones, and hands back the cache grown by the new positions.
-        Write that step for causal multi-head attention (the `causal_mha`
-        kata's layer). The new positions may be one token (decoding), a whole prompt
+        Write that step for causal multi-head attention (the `causal_mha` kata's
+        layer). The new positions may be one token (decoding), a whole prompt
         (prefill, with `cache=None`), or any chunk in between. NumPy only.
 
     Shapes
@@ -59,10 +59,10 @@ def attend_with_cache(x, W_q, W_k, W_v, W_o, n_heads, cache=None):
         cache with t_past = 0 against None; scores near 1e4, scores exactly 0 (a zero
         row of x), rows whose scores are all far below 0, and rows whose scores spread
         over 30 and more (weights as small as exp(-30) must come out exact); the
-        ValueErrors; and that no input, the cache included, is modified. Your function is called many times in
-        a row, on inputs that may be views, slices, Fortran-ordered or read-only, and
-        at large sizes where that is cheap; results of earlier calls are checked
-        again after later ones.
+        ValueErrors; and that no input, the cache included, is modified. Your
+        function is called many times in a row, on inputs that may be views, slices,
+        Fortran-ordered or read-only, and at large sizes where that is cheap; results
+        of earlier calls are checked again after later ones.
 
     Time budget: 35 minutes.
     """

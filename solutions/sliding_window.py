@@ -47,13 +47,14 @@ def sliding_window_attention(q, k, v, window):
         (T = 1, odd lengths, lengths of a few hundred, leading axes, windows of 1, 2,
         less than, equal to and larger than T), in float64 and float32; window >= T
         against causal attention; window == 1 against v; locality (changing the keys,
-        values and queries of positions a query cannot see leaves its output exactly
-        as it was); scores near 1e3, scores exactly 0, rows whose scores are all far
-        below 0, and rows whose scores spread over 30 (weights as small as exp(-30)
-        must come out exact); the ValueError; the tracemalloc peak above; that q, k and v are left
-        unchanged. Your function is called many times in a row, on inputs that may be
-        views, Fortran-ordered or read-only, and at lengths past 4096 where that is
-        cheap; results of earlier calls are checked again after later ones.
+        values and queries of positions a query cannot see leaves its output as it
+        was); scores near 1e3, scores exactly 0, rows whose scores are all far below
+        0, and rows whose scores spread over 30 (weights as small as exp(-30) must
+        come out exact); the ValueError; the tracemalloc peak above; that q, k and v
+        are left unchanged. Your function is called many times in a row, on inputs
+        that may be views, Fortran-ordered or read-only, and at lengths past 4096
+        where that is cheap; results of earlier calls are checked again after later
+        ones.
 
     Time budget: 40 minutes.
     """
