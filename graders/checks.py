@@ -236,6 +236,7 @@ class Call:
     later: Any = None           # what it returned, fetched again after later calls (expect_repeatable)
     later_seen: bool = False
     later_after: int = 0        # the id of the last call made before that fetch
+    after: Any = None           # the arguments as the call left them, when it wrote into them
     repro: list[str] = field(default_factory=list)  # the lines that rebuild its inputs
 
 
@@ -382,6 +383,8 @@ class Recorded:
             _move_generators(sent, now)
         if call.mutated:
             MUTATIONS.append(call)
+            if call.recorded:
+                call.after = (tuple(args_after), dict(kwargs_after) if isinstance(kwargs_after, dict) else {})
 
 
 def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:
