@@ -236,6 +236,7 @@ class Call:
     later: Any = None           # what it returned, fetched again after later calls (expect_repeatable)
     later_seen: bool = False
     later_after: int = 0        # the id of the last call made before that fetch
+    after: Any = None           # the arguments as the call left them, when it wrote into them
     repro: list[str] = field(default_factory=list)  # the lines that rebuild its inputs
 
 
@@ -382,6 +383,8 @@ class Recorded:
             _move_generators(sent, now)
         if call.mutated:
             MUTATIONS.append(call)
+            if call.recorded:
+                call.after = (tuple(args_after), dict(kwargs_after) if isinstance(kwargs_after, dict) else {})
 
 
 def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:
@@ -789,13 +792,17 @@ def _size(case: dict) -> int:
 
 def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
           minimum: dict | None = None, valid: Callable[[dict], bool] | None = None,
-          timeout: float | None = None):
+          timeout: float | None = None, slow: str | None = None):
     """Declare a property. `name` is what the candidate reads; each case runs in turn.
 
     The body is `body(impl, x, **case)` (or with `ref` too), where `x` is a fresh
     `Inputs` seeded by the case's `seed` (default 0). On the first failing case the
     sizes in the case are shrunk while the same kind of failure persists, and the
     failure carries the smallest case, its calls and a repro.
+
+    `slow` marks a check that costs far more than the others (a call at T = 8192, say) and
+    says why: the judge runs it once every other check passes, and reports it as not run
+    yet until then, so a failing attempt is not made to wait for it.
     """
     cases = cases or [{}]
     minimum = minimum or {}
@@ -851,6 +858,7 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
         test.__module__, test.__doc__ = body.__module__, body.__doc__ or name
         test.check_name = name
         test.timeout = timeout  # seconds, when this check needs longer than the default
+        test.slow = slow
         return test
 
     return decorate

@@ -109,7 +109,7 @@ def test_inputs_unchanged(impl, new, causal):
     expect_inputs_unchanged()
 
 
-@check(MEMORY, [{}], shrink=False, timeout=60)
+@check(MEMORY, [{}], shrink=False, timeout=60, slow="a call at T = 8192")
 def test_memory(impl, new):
     t, d, block = 8192, 16, 64
     q, k, v = qkv(new, (), t, t, d)
