@@ -534,6 +534,15 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
+def _apart(a: float, b: float) -> tuple[str, str]:
+    """a and b to 6 significant digits, or to as many more as it takes to show that they differ."""
+    for digits in (6, 9, 12, 17):
+        shown = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if shown[0] != shown[1]:
+            break
+    return shown
+
+
 def expect_close(value: Any, expected: np.ndarray, what: str, dtype: Any = np.float64,
                  extreme: bool = False, rtol: float | None = None, atol: float | None = None,
                  against: str = "the reference", hint: str | None = None) -> np.ndarray:
@@ -553,9 +562,10 @@ def expect_close(value: Any, expected: np.ndarray, what: str, dtype: Any = np.fl
         idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape)) if diff.ndim else ()
         n_bad = int((~ok).sum())
         gap = "NaN" if np.isnan(got[idx]) or np.isnan(want[idx]) else _fmt(float(np.abs(got[idx] - want[idx])))
+        is_, expected_ = _apart(float(got[idx]), float(want[idx]))
         raise CheckFailed(
             f"{what} differs from {against} in {n_bad} of {ok.size} entries, by up to {gap}: "
-            f"at index {list(idx)} it is {_fmt(got[idx])}, expected {_fmt(want[idx])}"
+            f"at index {list(idx)} it is {is_}, expected {expected_}"
             + (f" ({hint})" if hint else ""),
             kind="close",
         )
