@@ -302,9 +302,11 @@ def test_repeated_calls(impl, new, ref, dtype):
     expect_repeatable(impl, calls, dtype)
 
 
-@check("leaves x and positions unchanged", with_dtypes([{"lead": (), "T": 5, "d_half": 3},
-                                                        {"lead": (2,), "T": 4, "d_half": 2}]))
-def test_inputs_unchanged(impl, new, lead, T, d_half, dtype):
+@check("leaves x and positions unchanged", [
+    {"lead": (), "T": 5, "d_half": 3},
+    {"lead": (2,), "T": 4, "d_half": 2, "dtype": "float32"},
+])
+def test_inputs_unchanged(impl, new, lead, T, d_half, dtype="float64"):
     x = new.normal("x", (*lead, T, 2 * d_half), dtype=dtype)
     positions = _positions(new, T, 20)
     impl.rope(x, positions)
