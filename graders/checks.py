@@ -534,15 +534,6 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
-def _apart(a: float, b: float) -> tuple[str, str]:
-    """a and b to 6 significant digits, or to as many more as it takes to show that they differ."""
-    for digits in (6, 9, 12, 17):
-        shown = f"{a:.{digits}g}", f"{b:.{digits}g}"
-        if shown[0] != shown[1]:
-            break
-    return shown
-
-
 def expect_close(value: Any, expected: np.ndarray, what: str, dtype: Any = np.float64,
                  extreme: bool = False, rtol: float | None = None, atol: float | None = None,
                  against: str = "the reference", hint: str | None = None) -> np.ndarray:
@@ -552,24 +543,40 @@ def expect_close(value: Any, expected: np.ndarray, what: str, dtype: Any = np.fl
     arr = expect_shape(value, expected.shape, what)
     r, a = tolerance(dtype, extreme)
     r, a = rtol if rtol is not None else r, atol if atol is not None else a
-    got = arr.astype(np.float64) if arr.dtype != np.bool_ else arr
-    want = expected.astype(np.float64) if expected.dtype != np.bool_ else expected
-    ok = np.isclose(got, want, rtol=r, atol=a, equal_nan=True)
+    if arr.dtype == np.bool_ or expected.dtype == np.bool_:  # a mask: the same entries, exactly
+        ok = (arr == expected) if arr.dtype == expected.dtype else np.zeros(arr.shape, dtype=bool)
+        got, want = arr.astype(np.float64), expected.astype(np.float64)
+    else:
+        got, want = arr.astype(np.float64), expected.astype(np.float64)
+        ok = np.isclose(got, want, rtol=r, atol=a, equal_nan=True)
     if not np.all(ok):
         with np.errstate(invalid="ignore"):
             diff = np.where(ok, 0.0, np.abs(got - want))
             diff = np.where(np.isnan(diff), np.inf, diff)
+            if not np.any(diff):  # the dtypes differ (bool against numbers): any entry will do
+                diff = (~ok).astype(np.float64)
         idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape)) if diff.ndim else ()
         n_bad = int((~ok).sum())
         gap = "NaN" if np.isnan(got[idx]) or np.isnan(want[idx]) else _fmt(float(np.abs(got[idx] - want[idx])))
-        is_, expected_ = _apart(float(got[idx]), float(want[idx]))
+        shown_got, shown_want = _apart(got[idx], want[idx])
+        kind = f" (a {arr.dtype} array, expected {expected.dtype})" if (arr.dtype == np.bool_) != (
+            expected.dtype == np.bool_) else ""
         raise CheckFailed(
-            f"{what} differs from {against} in {n_bad} of {ok.size} entries, by up to {gap}: "
-            f"at index {list(idx)} it is {is_}, expected {expected_}"
+            f"{what}{kind} differs from {against} in {n_bad} of {ok.size} entries, by up to {gap}: "
+            f"at index {list(idx)} it is {shown_got}, expected {shown_want}"
             + (f" ({hint})" if hint else ""),
             kind="close",
         )
     return arr
+
+
+def _apart(a: float, b: float) -> tuple[str, str]:
+    """Two numbers with as many digits as it takes for them to read differently (up to 17)."""
+    for digits in (6, 9, 12, 17):
+        x, y = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if x != y:
+            return x, y
+    return x, y
 
 
 def expect_rows_sum_to_one(weights: Any, what: str = "the weights") -> None:

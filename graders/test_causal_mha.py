@@ -289,7 +289,7 @@ def test_repeated_calls(impl, new, ref, dtype):
     expect_repeatable(impl, calls, dtype, names=("y", "weights"))
 
 
-@check(LONG, [{"B": 1, "T": 1025, "n_heads": 1, "d_head": 2, "seed": 0}], shrink=False,
+@check(LONG, [{"B": 1, "T": 1025, "n_heads": 1, "d_head": 2, "seed": 0}], shrink=False, timeout=20,
        slow="a call at T = 1025")
 def test_long_sequence(impl, new, ref, B, T, n_heads, d_head):
     small = _inputs(new, 1, 4, n_heads, d_head, suffix="_short")

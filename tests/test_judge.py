@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from graders.checks import LAYOUT_CHECK
 from graders.harness import grade
 
 REPO = Path(__file__).resolve().parent.parent
@@ -256,7 +257,10 @@ def test_reference_values_come_from_pristine_inputs(tmp_path):
     body = GOOD.replace("    return e / e.sum(axis=axis, keepdims=True)",
                         "    out = e / e.sum(axis=axis, keepdims=True)\n    z[...] = 0\n    return out")
     report = grade("softmax", write(tmp_path, body))
-    assert set(failures(report)) == {"leaves its input unchanged"}
+    failed = failures(report)
+    # no comparison with the reference fails; a read-only input refuses the write
+    assert set(failed) == {"leaves its input unchanged", LAYOUT_CHECK}
+    assert "read-only" in failed[LAYOUT_CHECK]
 
 
 # ----------------------------------------------------------------------------- the bytes graded
