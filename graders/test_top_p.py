@@ -3,8 +3,9 @@ import math
 
 import numpy as np
 
-from graders.checks import (LOG, CheckFailed, call_options, unrepeatable, check, expect_close, expect_finite, expect_inputs_unchanged,
-                            expect_raises, expect_shape)
+from graders.checks import (LAYOUT_CHECK, CheckFailed, call_options, check, expect_close, expect_finite,
+                            expect_inputs_unchanged, expect_raises, expect_repeatable, expect_rows_sum_to_one,
+                            expect_shape, last_call, layout_cases, tolerance, unrepeatable, with_dtypes)
 
 # The chapter's worked example: at temperature 1 and top_p 0.9 the first two tokens survive.
 WORKED = [8.2, 6.9, 5.4, 4.8, 4.1, 3.7, 2.2, 1.0]
@@ -44,6 +45,10 @@ GREEDY = "temperature 0 is greedy: a one-hot on the argmax, the lowest index amo
 TIES = "among equal probabilities the lower index is kept first"
 BATCHED = "works row by row on a batch (B, V) and on any leading axes"
 HUGE = "stays finite and correct for logits of 1e4 and a temperature of 0.002"
+FAR_BELOW = "stays finite and correct when every logit of a row is far below zero (near -800)"
+COLD = "a small temperature sharpens without turning greedy (T = 0.002 on logits 0.001 to 0.01 apart)"
+LARGE_V = "a vocabulary of 4097 tokens, with a nucleus of thousands of them"
+REPEATED = "calls do not affect each other (same shape with other values, other sizes, results kept)"
 ERRORS = "raises ValueError for a negative temperature or a top_p outside (0, 1], NaN included, at any temperature"
 UNCHANGED = "leaves the logits unchanged"
 S_TYPE = "sample_top_p returns an integer scalar for (V,) and an int array (...) for (..., V)"
@@ -65,10 +70,6 @@ WORKER_SETUP = ("refuse_global_random",)
 
 
 # ----------------------------------------------------------------------------- helpers
-
-def last_call():
-    return LOG.calls[-1].source if LOG.calls else "the call"
-
 
 def full_softmax(ref, logits, temperature):
     """softmax(logits / T) in float64, before any token is cut."""
@@ -104,6 +105,12 @@ def _mass_above(p, i):
     return float(p[order[:int(np.flatnonzero(order == i)[0])]].sum())
 
 
+def _tokens(ids):
+    """[0, 3, 5] for a few token ids; "1024 tokens" for many."""
+    ids = np.asarray(ids).tolist()
+    return str(ids) if len(ids) <= 12 else f"{len(ids)} tokens"
+
+
 def expect_support(out, want, p_full, top_p, what):
     """Row by row, the attempt's non-zero tokens are exactly the reference's nucleus."""
     out = expect_finite(out, what)
@@ -126,28 +133,16 @@ def expect_support(out, want, p_full, top_p, what):
                    f"{_mass_above(P[r], i):.4g}, which reaches top_p = {top_p:g}")
         if np.sum(P[r] == P[r, i]) > 1:
             why += tied
-        raise CheckFailed(f"{what} keeps tokens {np.flatnonzero(got[r]).tolist()}{_row_name(r, want.shape[:-1])}, "
-                          f"but the nucleus is {np.flatnonzero(keep[r]).tolist()}: {why}", kind="nucleus")
+        raise CheckFailed(f"{what} keeps {_tokens(np.flatnonzero(got[r]))}{_row_name(r, want.shape[:-1])}, "
+                          f"but the nucleus is {_tokens(np.flatnonzero(keep[r]))}: {why}", kind="nucleus")
     return out
-
-
-def expect_finite_or(out, what, hint):
-    """expect_finite, with a hint at the usual cause appended to its message."""
-    try:
-        return expect_finite(out, what)
-    except CheckFailed as failure:
-        raise CheckFailed(f"{failure.message}: {hint}", kind=failure.kind) from None
 
 
 def probs_call(impl, logits, temperature, top_p):
     """The attempt's probabilities, checked for shape and NaN; `what` names the call."""
     out = impl.top_p_probs(logits, temperature=temperature, top_p=top_p)
     what = last_call()
-    out = expect_shape(out, logits.shape, what)
-    if temperature == 0:
-        expect_finite_or(out, what, "temperature 0 means take the argmax, not divide by 0")
-    elif np.any(np.isnan(out.astype(np.float64))):
-        expect_finite(out, what)
+    out = expect_finite(expect_shape(out, logits.shape, what), what)
     return out, what
 
 
@@ -207,16 +202,15 @@ def test_probs_shape(impl, new, shape):
     expect_shape(impl.top_p_probs(logits, temperature=0.8, top_p=0.9), shape, last_call())
 
 
-@check(AGREES, [
-    {"shape": (6,), "temperature": 1.0, "top_p": 0.9, "dtype": "float64", "seed": 10},
-    {"shape": (6,), "temperature": 1.0, "top_p": 0.9, "dtype": "float32", "seed": 10},
-    {"shape": (3, 9), "temperature": 0.7, "top_p": 0.8, "dtype": "float64", "seed": 11},
-    {"shape": (3, 9), "temperature": 0.7, "top_p": 0.8, "dtype": "float32", "seed": 11},
-    {"shape": (2, 2, 5), "temperature": 1.6, "top_p": 0.6, "dtype": "float64", "seed": 12},
-    {"shape": (4, 11), "temperature": 1.2, "top_p": 1.0, "dtype": "float32", "seed": 13},
-    {"shape": (1, 7), "temperature": 0.4, "top_p": 0.95, "dtype": "float64", "seed": 14},
-    {"shape": (3, 5), "temperature": 0.0, "top_p": 0.5, "dtype": "float64", "seed": 15},
-])
+@check(AGREES, with_dtypes([
+    {"shape": (6,), "temperature": 1.0, "top_p": 0.9, "seed": 10},
+    {"shape": (3, 9), "temperature": 0.7, "top_p": 0.8, "seed": 11},
+    {"shape": (4, 11), "temperature": 1.2, "top_p": 1.0, "seed": 13},
+]) + with_dtypes([
+    {"shape": (2, 2, 5), "temperature": 1.6, "top_p": 0.6, "seed": 12},
+    {"shape": (1, 7), "temperature": 0.4, "top_p": 0.95, "seed": 14},
+    {"shape": (3, 5), "temperature": 0.0, "top_p": 0.5, "seed": 15},
+], ("float64",)))
 def test_agrees(impl, new, ref, shape, temperature, top_p, dtype):
     logits = new.normal("logits", shape, scale=2.0, dtype=dtype)
     top_p = safe_top_p(ref, logits, temperature, top_p)
@@ -234,8 +228,7 @@ def test_worked_example(impl, new, dtype):
         raise CheckFailed(f"{what} keeps tokens {kept}, expected exactly [0, 1]: p = [0.7155, 0.1950, 0.0435, ...] "
                           f"in decreasing order, and the cumulative sum first reaches 0.9 at the second token "
                           f"(0.7155, then 0.9105)")
-    expect_close(out, [0.7858349835, 0.2141650165, 0, 0, 0, 0, 0, 0], what, dtype, atol=1e-9 if dtype == "float64"
-                 else 1e-5)
+    expect_close(out, [0.7858349835, 0.2141650165, 0, 0, 0, 0, 0, 0], what, dtype)
 
 
 @check(SUMS, [
@@ -248,12 +241,7 @@ def test_sums_to_one(impl, new, ref, shape, temperature, top_p):
     logits = new.normal("logits", shape, scale=2.0)
     top_p = safe_top_p(ref, logits, temperature, top_p)
     out, what = probs_call(impl, logits, temperature, top_p)
-    sums = out.astype(np.float64).sum(axis=-1)
-    bad = ~np.isclose(sums, 1.0, rtol=1e-6, atol=1e-9)
-    if np.any(bad):
-        r = int(np.flatnonzero(bad.reshape(-1))[0])
-        raise CheckFailed(f"{what}{_row_name(r, shape[:-1])} sums to {sums.reshape(-1)[r]:.6g}, not 1: after zeroing "
-                          f"the tokens outside the nucleus, divide the kept ones by their sum")
+    expect_rows_sum_to_one(out.astype(np.float64), what)
 
 
 @check(NUCLEUS, [
@@ -327,16 +315,20 @@ def test_temperature_divides(impl, new, ref, V, temperature, top_p, dtype):
         expect_support(out, want, full_softmax(ref, z, temperature), top_p, what)
     # the contract's tolerance on each probability (rtol, and atol relative to its size), carried
     # into the difference of two logarithms
-    rtol, atol = (1e-4, 1e-5) if dtype == "float32" else (1e-6, 1e-9)
+    rtol, atol = tolerance(dtype)
     for j in both:
         if j == top:
             continue
-        got, expected = math.log(out[j]) - math.log(out[top]), (z[j] - z[top]) / temperature
+        got, gap = math.log(out[j]) - math.log(out[top]), z[j] - z[top]
         allowed = 2 * rtol + atol / want[j] + atol / want[top]
-        if abs(got - expected) > allowed:
+        if abs(got - gap / temperature) > allowed:
+            # what the ratio equals, when it equals what another use of T gives (T != 1 here)
+            seen = next((f", which is {text}" for value, text in (
+                (gap, f"z[{j}] - z[{top}], as at temperature 1"),
+                (gap * temperature, f"(z[{j}] - z[{top}]) * T: the logits are multiplied by T"))
+                if abs(got - value) <= allowed), "")
             raise CheckFailed(f"in {what}, log p[{j}] - log p[{top}] is {got:.8g}, expected (z[{j}] - z[{top}]) / T = "
-                              f"{expected:.8g}: divide the logits by the temperature, then take the softmax "
-                              f"(scaling the probabilities afterwards is not the same)")
+                              f"{gap / temperature:.8g}{seen}")
 
 
 @check(SHARPENS, [{"V": 6, "seed": 60}, {"V": 3, "seed": 61}], minimum={"V": 2})
@@ -353,7 +345,7 @@ def test_lower_temperature_sharpens(impl, new, V):
         if not p_lo > p_hi + 1e-9:
             raise CheckFailed(f"the largest probability of top_p_probs(logits, temperature=T, top_p=1.0) is {p_lo:.4g} "
                               f"at T = {t_lo:g} but {p_hi:.4g} at T = {t_hi:g}: a lower temperature must sharpen the "
-                              f"distribution (divide the logits by T, before the softmax)")
+                              f"distribution")
 
 
 @check(GREEDY, [
@@ -368,12 +360,15 @@ def test_temperature_zero_is_greedy(impl, new, example, top_p, dtype):
     best = np.argmax(z, axis=-1)
     want = (np.arange(V) == best[..., None]).astype(np.float64)
     rows, wants = out.reshape(-1, V).astype(np.float64), want.reshape(-1, V)
+    flat = z.reshape(-1, V)
     for r in range(rows.shape[0]):
         if not np.allclose(rows[r], wants[r], rtol=0, atol=1e-12):
             shown = np.array2string(rows[r], precision=4, separator=", ")
+            tied = np.flatnonzero(flat[r] == flat[r].max())
+            shared = (f"; it shares the mass among the equal maxima {tied.tolist()}" if len(tied) > 1
+                      and np.allclose(rows[r], np.isin(np.arange(V), tied) / len(tied), rtol=0, atol=1e-12) else "")
             raise CheckFailed(f"{what}{_row_name(r, z.shape[:-1])} is {shown}, expected the one-hot on token "
-                              f"{int(best.reshape(-1)[r])}, the first argmax (ties go to the lowest index): "
-                              f"temperature 0 means take the argmax, not divide by 0")
+                              f"{int(best.reshape(-1)[r])}, the first argmax (ties go to the lowest index){shared}")
 
 
 @check(TIES, [
@@ -406,8 +401,7 @@ def test_batched(impl, new, ref, shape, temperature, top_p):
     out, what = probs_call(impl, logits, temperature, top_p)
     rows, wants = out.reshape(-1, shape[-1]).astype(np.float64), want.reshape(-1, shape[-1])
     for r in range(rows.shape[0]):
-        if not np.allclose(rows[r], wants[r], rtol=1e-6, atol=1e-9):
-            expect_close(rows[r], wants[r], f"{what}{_row_name(r, shape[:-1])}")
+        expect_close(rows[r], wants[r], f"{what}{_row_name(r, shape[:-1])}")
 
 
 @check(HUGE, [
@@ -419,10 +413,46 @@ def test_batched(impl, new, ref, shape, temperature, top_p):
 def test_huge_logits(impl, new, ref, shape, scale, temperature, top_p, dtype):
     logits = new.normal("logits", shape, scale=scale, dtype=dtype)
     want = ref.top_p_probs(logits.astype(np.float64), temperature, top_p)
-    out = expect_shape(impl.top_p_probs(logits, temperature=temperature, top_p=top_p), shape, last_call())
-    what = last_call()
-    expect_finite_or(out, what, "subtract each row's max before exp, or exp overflows")
+    out, what = probs_call(impl, logits, temperature, top_p)
     expect_close(out, want, what, dtype, extreme=True)
+
+
+@check(FAR_BELOW, [
+    {"shape": (3, 6), "temperature": 1.0, "top_p": 0.9, "dtype": "float64", "seed": 84},
+    {"shape": (2, 5), "temperature": 0.5, "top_p": 1.0, "dtype": "float64", "seed": 85},
+    {"shape": (4, 7), "temperature": 1.0, "top_p": 0.8, "dtype": "float32", "seed": 86},
+])
+def test_far_below_zero(impl, new, ref, shape, temperature, top_p, dtype):
+    # spread 1 around -800: exp of any logit underflows to 0 unless the row's max is taken off first
+    z = new.normal("z", shape, dtype=dtype)
+    logits = new.let("logits", (z - 800).astype(dtype), f"(z - 800).astype(np.{dtype})")
+    top_p = safe_top_p(ref, logits, temperature, top_p)
+    want = ref.top_p_probs(logits.astype(np.float64), temperature, top_p)
+    out, what = probs_call(impl, logits, temperature, top_p)
+    expect_close(out, want, what, dtype)
+
+
+@check(COLD, [{"top_p": 1.0}, {"top_p": 0.9}], shrink=False)
+def test_small_temperature(impl, new, ref, top_p):
+    # at T = 0.002 a gap of 0.002 is a factor e: near-equal logits keep real probabilities
+    logits = new.array("logits", [[5.0, 4.998, 4.99, 3.0, 1.0], [4.996, 1.0, 5.0, 4.999, 0.0]])
+    want = ref.top_p_probs(logits, 0.002, top_p)
+    out, what = probs_call(impl, logits, 0.002, top_p)
+    greedy = np.array_equal(np.asarray(out, dtype=np.float64), ref.top_p_probs(logits, 0.0, 1.0))
+    expect_close(out, want, what, hint="every row is the one-hot on its argmax, what temperature 0 gives"
+                 if greedy else None)
+
+
+@check(LARGE_V, [{"V": 4097, "seed": 87}], shrink=False)
+def test_large_vocabulary(impl, new, ref, V):
+    # row 0 is nearly flat, so its nucleus holds about 90% of the vocabulary; row 1 is peaked
+    flat, peaked = new.normal("flat", (V,), scale=0.05), new.normal("peaked", (V,), scale=2.0)
+    logits = new.let("logits", np.stack([flat, peaked]), "np.stack([flat, peaked])")
+    for top_p in (safe_top_p(ref, logits, 1.0, 0.9), 0.99999):
+        want = ref.top_p_probs(logits, 1.0, top_p)
+        out, what = probs_call(impl, logits, 1.0, top_p)
+        expect_support(out, want, full_softmax(ref, logits, 1.0), top_p, what)
+        expect_close(out, want, what)
 
 
 @check(ERRORS, [
@@ -454,16 +484,6 @@ def test_value_errors(impl, new, fn, temperature, top_p):
     expect_raises(ValueError, getattr(impl, fn), logits, temperature=temperature, top_p=top_p, why=why, **extra)
 
 
-@check(UNCHANGED, [{"dtype": "float64", "seed": 90}, {"dtype": "float32", "seed": 91}])
-def test_logits_unchanged(impl, new, dtype):
-    logits = new.normal("logits", (3, 6), scale=2.0, dtype=dtype)
-    rng = new.let("rng", np.random.default_rng(5), "np.random.default_rng(5)")
-    impl.top_p_probs(logits, temperature=0.7, top_p=0.8)
-    impl.sample_top_p(logits, temperature=1.3, top_p=0.9, rng=rng)
-    impl.top_p_probs(logits, temperature=0.0, top_p=0.9)
-    expect_inputs_unchanged()
-
-
 # ----------------------------------------------------------------------------- sample_top_p
 
 @check(S_TYPE, [
@@ -487,33 +507,46 @@ def test_sample_same_seed(impl, new, n):
     if not np.array_equal(a, b):
         r = int(np.flatnonzero(a != b)[0])
         raise CheckFailed(f"{last_call()} and the same call with rng_a, both np.random.default_rng(7), gave different "
-                          f"draws (row {r}: {int(b[r])} against {int(a[r])}): draw only with `rng`")
+                          f"draws (row {r}: {int(b[r])} against {int(a[r])}): the same seed must give the same draws")
     one = new.array("one", WORKED)
     rng_c, rng_d = seeded(new, "rng_c", 3), seeded(new, "rng_d", 3)
     c = [int(draw(impl, one.copy(), 1.5, 0.9, rng_c)) for _ in range(8)]
     d = [int(draw(impl, one.copy(), 1.5, 0.9, rng_d)) for _ in range(8)]
     if c != d:
         raise CheckFailed(f"eight calls of sample_top_p(one, temperature=1.5, top_p=0.9, rng=...) drew {c} with rng_c "
-                          f"and {d} with rng_d, both np.random.default_rng(3): draw only with `rng`")
+                          f"and {d} with rng_d, both np.random.default_rng(3): the same seed must give the same draws")
 
 
 @check(S_RNG, [{"n": 300, "seed": 120}], shrink=False)
-def test_sample_uses_generator(impl, new, n):
+def test_sample_uses_generator(impl, new, ref, n):
     logits = batch_of(new, WORKED, n)
-    copies = [new.let(f"logits_{i}", logits.copy(), "logits.copy()") for i in (2, 3, 4)]
+    copies = [new.let(f"logits_{i}", logits.copy(), "logits.copy()") for i in (2, 3, 4, 5)]
+    nucleus = np.flatnonzero(ref.top_p_probs(np.array(WORKED), 1.5, 0.9)).tolist()
     a = draw(impl, logits, 1.5, 0.9, seeded(new, "rng1", 1))
     b = draw(impl, copies[0], 1.5, 0.9, seeded(new, "rng2", 2))
     if np.array_equal(a, b):
-        raise CheckFailed(f"sample_top_p(logits, temperature=1.5, top_p=0.9, rng=...) drew the same {n} tokens with "
-                          f"np.random.default_rng(1) and np.random.default_rng(2): the Generator passed as `rng` "
-                          f"is ignored")
+        drawn = np.unique(a).tolist()
+        raise CheckFailed(f"sample_top_p(logits, temperature=1.5, top_p=0.9, rng=...) drew the same {n} tokens "
+                          f"(token{'s' if len(drawn) > 1 else ''} {', '.join(map(str, drawn))}) with "
+                          f"np.random.default_rng(1) and np.random.default_rng(2), where each row's nucleus is "
+                          f"{nucleus} (two independent sets of {n} draws agree with probability below 1e-100)")
     with call_options(global_seed=0):
         c = draw(impl, copies[1], 1.5, 0.9, seeded(new, "rng3", 5))
     with call_options(global_seed=1):
         d = draw(impl, copies[2], 1.5, 0.9, seeded(new, "rng4", 5))
-    if not np.array_equal(c, d):
+    if np.array_equal(c, d):
+        return
+    # the same call again after np.random.seed(0): the same draws mean the global state decides them
+    with call_options(global_seed=0):
+        e = draw(impl, copies[3], 1.5, 0.9, seeded(new, "rng5", 5))
+    if np.array_equal(c, e):
         raise CheckFailed(f"{last_call()} drew differently after np.random.seed(0) and np.random.seed(1) with the same "
-                          f"np.random.default_rng(5): NumPy's global random state must play no part")
+                          f"np.random.default_rng(5), and the same again after np.random.seed(0): NumPy's global random "
+                          f"state decides the draws")
+    raise CheckFailed(f"{last_call()} drew differently after np.random.seed(0) and np.random.seed(1) with the same "
+                      f"np.random.default_rng(5), and differently again after np.random.seed(0): two calls made alike "
+                      f"(the same logits, Generator state and global seed) drew different tokens, so the draws "
+                      f"depend on something other than `rng`")
 
 
 @check(S_NUCLEUS, [
@@ -620,3 +653,63 @@ def test_sample_frequencies(impl, new, ref, example, temperature, top_p, n):
         raise CheckFailed(f"over {n} draws, {what} drew token {tok} {int(counts[tok])} times where top_p_probs "
                           f"expects {expected[worst]:.0f} (p = {q[tok]:.4f}); chi-square {chi2:.0f} is above "
                           f"{limit:.0f}, which a correct sampler exceeds with probability below {ALPHA:g}")
+
+
+def expect_in_nucleus(out, q, what):
+    """Draws of the right form, each a token its row's probabilities `q` (..., V) keep."""
+    drawn = expect_draws(out, q.shape[:-1], q.shape[-1], what)
+    rows, flat = q.reshape(-1, q.shape[-1]), drawn.reshape(-1)
+    outside = np.flatnonzero(rows[np.arange(len(flat)), flat] == 0)
+    if outside.size:
+        r = int(outside[0])
+        raise CheckFailed(f"{what} drew token {int(flat[r])} in row {r}, outside that row's nucleus "
+                          f"{_tokens(np.flatnonzero(rows[r]))}", kind="nucleus")
+    return drawn
+
+
+@check(LAYOUT_CHECK, layout_cases([{"shape": (2, 3, 7), "temperature": 1.0, "top_p": 0.8, "seed": 170}]),
+       minimum={"shape": 2})
+def test_layouts(impl, new, ref, layout, shape, temperature, top_p):
+    # three axes, so that flattening a Fortran-ordered batch to (-1, V) has to copy it; temperature 1,
+    # where dividing by it can be skipped and the logits themselves get written
+    logits = new.normal("logits", shape, scale=2.0)
+    top_p = safe_top_p(ref, logits, temperature, top_p)
+    logits, = new.relayout(layout, logits)
+    want = ref.top_p_probs(logits, temperature, top_p)
+    out, what = probs_call(impl, logits, temperature, top_p)
+    expect_close(out, want, what)
+    drawn = impl.sample_top_p(logits, temperature=temperature, top_p=top_p, rng=seeded(new, "rng", 3))
+    expect_in_nucleus(drawn, want, last_call())
+
+
+# (shape, temperature, top_p) of successive calls of top_p_probs: a first size, the same shape with
+# other values, larger, smaller again; then two draws of the same shape, whose results must stay
+SEQUENCE = [((3, 6), 0.8, 0.9), ((3, 6), 0.8, 0.9), ((4, 11), 1.3, 0.7), ((2, 4), 1.0, 0.8)]
+
+
+@check(REPEATED, with_dtypes([{"seed": 180}]), shrink=False)
+def test_repeated_calls(impl, new, ref, dtype):
+    calls = []
+    for n, (shape, temperature, top_p) in enumerate(SEQUENCE, 1):
+        logits = new.normal(f"logits{n}", shape, scale=2.0, dtype=dtype)
+        top_p = safe_top_p(ref, logits, temperature, top_p)
+        calls.append((lambda z=logits, t=temperature, p=top_p: impl.top_p_probs(z, temperature=t, top_p=p),
+                      ref.top_p_probs(logits.astype(np.float64), temperature, top_p)))
+    for n, seed in ((5, 3), (6, 4)):
+        logits = new.normal(f"logits{n}", (5, 6), scale=2.0, dtype=dtype)
+        q = ref.top_p_probs(logits.astype(np.float64), 1.0, 0.9)
+        rng = seeded(new, f"rng{n}", seed)
+        calls.append((lambda z=logits, g=rng: impl.sample_top_p(z, temperature=1.0, top_p=0.9, rng=g),
+                      lambda out, what, q=q: expect_in_nucleus(out, q, what)))
+    expect_repeatable(impl, calls, dtype)
+
+
+@check(UNCHANGED, [{"dtype": "float64", "seed": 90}, {"dtype": "float32", "seed": 91}])
+def test_logits_unchanged(impl, new, dtype):
+    logits = new.normal("logits", (3, 6), scale=2.0, dtype=dtype)
+    rng = new.let("rng", np.random.default_rng(5), "np.random.default_rng(5)")
+    impl.top_p_probs(logits, temperature=0.7, top_p=0.8)
+    impl.sample_top_p(logits, temperature=1.3, top_p=0.9, rng=rng)
+    impl.top_p_probs(logits, temperature=0.0, top_p=0.9)
+    impl.top_p_probs(logits, temperature=1.0, top_p=0.9)
+    expect_inputs_unchanged()

@@ -47,11 +47,13 @@ def top_p_probs(logits, temperature=1.0, top_p=1.0):
         cumulative sum equals top_p exactly (equal logits give exactly 0.25 each);
         top_p = 1 keeps every token; temperature divides the logits (ratios of
         log-probabilities); lower temperature sharpens; temperature 0 gives the one-hot
-        on the first argmax; ties keep the lower index first; batches row by row; no NaN
-        for logits of 1e4 or temperatures of 0.002; the ValueErrors; logits unchanged.
-        Then sample_top_p (see its docstring). Both functions are called many times, on
-        logits that may be views, Fortran-ordered or read-only, and at large sizes
-        wherever that is cheap to grade.
+        on the first argmax; ties keep the lower index first; batches row by row; finite,
+        correct results for logits of 1e4, for rows whose logits all lie near -800, and
+        at a temperature of 0.002 (where logits 0.002 apart still differ by a factor e);
+        a vocabulary of 4097 tokens; the ValueErrors; logits unchanged; the same answers
+        for logits that are views, Fortran-ordered or read-only; calls that do not affect
+        each other (the same shape with other values, other sizes, earlier results
+        kept). Then sample_top_p (see its docstring).
 
     Time budget: 25 minutes.
     """
@@ -84,6 +86,7 @@ def sample_top_p(logits, temperature=1.0, top_p=1.0, rng=None):
         raises an error during grading); no draw outside the nucleus; rng=None works;
         temperature 0 always draws the argmax; over thousands of draws the frequencies match
         top_p_probs (a chi-square test that a correct sampler fails with probability below
-        1e-6, however it uses the Generator).
+        1e-6, however it uses the Generator); logits that are views, Fortran-ordered or
+        read-only; earlier results that stay as they were returned.
     """
     raise NotImplementedError("sample_top_p: not implemented yet")

@@ -42,11 +42,12 @@ def rope(x, positions=None, base=10000.0):
         feature i + d/2, not i + 1; position 0 is the identity; every pair
         (x_i, x_{i+d/2}) keeps its length; the score between a rotated query at m and a
         rotated key at n depends only on m - n (shifting both changes nothing); custom
-        positions (unsorted, repeated, up to 100000); leading batch and head axes; a
-        base other than 10000; ValueError for an odd d; x and positions left unchanged.
-        Your function is called many times, on inputs that may be views,
-        Fortran-ordered or read-only, and at large sizes wherever that is cheap to
-        grade.
+        positions (unsorted, repeated, up to 100000), in float32 as well as float64; a
+        sequence of 4097 positions; leading batch and head axes; a base other than
+        10000; ValueError for an odd d; x and positions left unchanged; the same answers
+        for inputs that are views, Fortran-ordered or read-only; calls that do not
+        affect each other (the same shape with other positions or another base, other
+        sizes, earlier results kept).
 
     Time budget: 25 minutes.
     """

@@ -3,6 +3,8 @@
 Every entry is BASE, a correct answer, with one mistake edited in. Two mistakes only exist
 in another layout, so they are edits of the same answer written that way: BASE_ROTATE_HALF
 (full-width cos/sin tables and rotate_half) and BASE_LOOP (one pair of features at a time).
+Entries marked stateful keep something at module level between calls (a table, a buffer).
+NEAR_MISSES are mistakes close to a catalogued one that the grader must fail without naming.
 """
 from graders.bugs import Bug, edited
 
@@ -26,6 +28,9 @@ def rope(x, positions=None, base=10000.0):
 
 ROTATE = ("    x1, x2 = x[..., :half], x[..., half:]\n"
           "    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)\n")
+ANGLES = ("    angles = np.outer(positions, freqs)\n"
+          "    cos, sin = np.cos(angles), np.sin(angles)\n")
+RETURN = "    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)\n"
 ODD_CHECK = '    if d % 2:\n        raise ValueError("d must be even")\n'
 # the rotated halves written back into x, whose views x1 and x2 are
 WRITE_INTO_X = ("    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)\n",
@@ -130,4 +135,76 @@ BUGS = [
         "nothing checks that d is even: the loop over d // 2 pairs silently leaves the last feature "
         "unrotated; raise ValueError for an odd d",
         edited(BASE_LOOP, (ODD_CHECK, ""))),
+    # state across calls: a table or a buffer kept at module level
+    Bug("angle_cache_by_shape", "test_repeated_calls",
+        "the cos/sin tables are cached by (T, d) alone: a later call of the same shape with other positions "
+        "or another base gets the first call's angles; build them from each call's positions and base "
+        "(or key the cache by all three)",
+        edited(BASE, ("def rope(", "_cache = {}\n\n\ndef rope("),
+               (ANGLES, "    if (T, d) not in _cache:\n"
+                        "        angles = np.outer(positions, freqs)\n"
+                        "        _cache[T, d] = np.cos(angles), np.sin(angles)\n"
+                        "    cos, sin = _cache[T, d]\n")), stateful=True),
+    Bug("output_buffer_reused", "test_repeated_calls",
+        "every call of the same shape returns the same module-level buffer, so the next call overwrites a "
+        "result the caller still holds (queries rotated, then keys rotated into the same array); return a "
+        "new array each call",
+        edited(BASE, ("def rope(", "_out = None\n\n\ndef rope("),
+               (RETURN, "    global _out\n"
+                        "    out = np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)\n"
+                        "    if _out is None or _out.shape != out.shape or _out.dtype != out.dtype:\n"
+                        "        _out = np.empty_like(out)\n"
+                        "    _out[...] = out\n"
+                        "    return _out\n")), stateful=True),
+    # sizes: the Llama code's habit of a table precomputed for a maximum length
+    Bug("table_for_4096_positions", "test_long_sequence",
+        "the cos/sin table is built for a fixed 4096 positions and indexed by position: a sequence of 4097 "
+        "tokens, or a decoding step at position 100000, falls off its end; compute the angles from the "
+        "positions themselves",
+        edited(BASE, ("np.outer(positions, freqs)", "np.outer(np.arange(4096), freqs)[positions]"))),
+    # special values: float32 at positions in the thousands
+    Bug("angles_in_x_dtype", "test_float32_far_positions",
+        "the angles are computed in x's dtype: for float32 x, position * frequency keeps only about 7 digits, "
+        "an error of about 0.01 radians at position 100000; compute the angles in float64 and cast only the "
+        "result",
+        edited(BASE, ("    freqs = base ** (-2.0 * np.arange(half) / d)\n    angles = np.outer(positions, freqs)\n",
+                      "    freqs = (base ** (-2.0 * np.arange(half) / d)).astype(x.dtype)\n"
+                      "    angles = np.outer(np.asarray(positions).astype(x.dtype), freqs)\n"))),
+    # input layouts: a reshape of a Fortran-ordered array is a copy
+    Bug("writes_through_flat_output", "test_layouts",
+        "the result is written through out.reshape(-1, T, d) where out = np.zeros_like(x): for a "
+        "Fortran-ordered x that reshape is a copy, so the writes are lost and zeros come back; build the "
+        "result directly (np.concatenate, or a C-ordered np.empty)",
+        edited(BASE, (RETURN, "    out = np.zeros_like(x)\n"
+                              "    flat = out.reshape(-1, T, d)\n"
+                              "    flat[..., :half] = (x1 * cos - x2 * sin).reshape(-1, T, half)\n"
+                              "    flat[..., half:] = (x2 * cos + x1 * sin).reshape(-1, T, half)\n"
+                              "    return out\n"))),
+]
+
+# Close to a catalogued bug, but a different mistake: the grader must fail each one without
+# naming any entry of BUGS.
+NEAR_MISSES = [
+    Bug("table_for_8192_positions", "test_custom_positions",
+        "the cos/sin table is built for a fixed 8192 positions and indexed by position; positions may be any "
+        "ints (100000 in a long decode)",
+        edited(BASE, ("np.outer(positions, freqs)", "np.outer(np.arange(8192), freqs)[positions]"))),
+    Bug("cache_ignores_base", "test_repeated_calls",
+        "the cos/sin tables are cached by (T, d, positions) but not by base: the same positions with another "
+        "base get the first base's angles",
+        edited(BASE, ("def rope(", "_cache = {}\n\n\ndef rope("),
+               (ANGLES, "    key = (T, d, np.asarray(positions).tobytes())\n"
+                        "    if key not in _cache:\n"
+                        "        angles = np.outer(positions, freqs)\n"
+                        "        _cache[key] = np.cos(angles), np.sin(angles)\n"
+                        "    cos, sin = _cache[key]\n")), stateful=True),
+    Bug("positions_from_first", "test_custom_positions",
+        "only the first position is used, as a start: positions[0] + arange(T) (the decoding offset of the "
+        "Llama code); positions need not be consecutive",
+        edited(BASE, ("        positions = np.arange(T)\n",
+                      "        positions = np.arange(T)\n    positions = np.asarray(positions)[0] + np.arange(T)\n"))),
+    Bug("exponent_linspace", "test_agrees",
+        "the exponents are np.linspace(0, 1, d/2), i/(d/2 - 1), where they are 2i/d: the last pair turns at "
+        "1/base per position instead of base ** (-(d-2)/d)",
+        edited(BASE, ("-2.0 * np.arange(half) / d", "-np.linspace(0, 1, half)"))),
 ]

@@ -1,5 +1,7 @@
 """Mistakes candidates make in a SwiGLU feed-forward block: each is BASE, a correct answer,
-with one mistake edited in."""
+with one mistake edited in. Entries marked stateful keep something at module level between
+calls (a buffer, fused weights). NEAR_MISSES are mistakes close to a catalogued one that the
+grader must fail without naming."""
 from graders.bugs import Bug, edited
 
 
@@ -78,4 +80,70 @@ BUGS = [
         "`x += ...` adds a residual connection the block does not have, and writes it into the caller's "
         "array; the block returns (silu(gate) * up) @ W_down alone, as a new array",
         edited(BASE, (OUT, "    x += (silu(gate) * up) @ W_down\n    return x\n"))),
+    # tolerance edges: a clipped exp is exact enough for most z, not for the far negative tail
+    Bug("silu_clipped", "test_negative_tail",
+        "z is clipped to [-20, 20] before the exp: sigmoid(-20) is 2e-9, so silu(-25) comes out as -5e-8 "
+        "instead of -3.5e-10 (and silu(-1e4) as -2e-5 instead of 0); the exp needs no clipping when it only "
+        "ever sees -|z|",
+        edited(BASE, (SILU, "    zc = np.clip(z, -20, 20)   # keeps exp from overflowing\n"
+                            "    return z / (1 + np.exp(-zc))\n"))),
+    # state across calls: kept at module level
+    Bug("output_buffer_reused", "test_repeated_calls",
+        "every call with the same output shape writes into the same module-level buffer (matmul(..., out=)) and "
+        "returns it, so the next call overwrites a result the caller still holds; return a new array",
+        edited(BASE, ("def swiglu(", "_out = None\n\n\ndef swiglu("),
+               (OUT, "    global _out\n"
+                     "    hidden = silu(gate) * up\n"
+                     "    shape = hidden.shape[:-1] + W_down.shape[1:]\n"
+                     "    if _out is None or _out.shape != shape or _out.dtype != hidden.dtype:\n"
+                     "        _out = np.empty(shape, dtype=hidden.dtype)\n"
+                     "    return np.matmul(hidden, W_down, out=_out)\n")), stateful=True),
+    Bug("fused_weights_cached_by_shape", "test_repeated_calls",
+        "W_gate and W_up are concatenated once per shape and cached: a later call with other weights of the "
+        "same shape uses the first call's; fuse them on every call (or not at all)",
+        edited(BASE, ("def swiglu(", "_fused = {}\n\n\ndef swiglu("),
+               ("    gate, up = x @ W_gate, x @ W_up\n",
+                "    if W_gate.shape not in _fused:\n"
+                "        _fused[W_gate.shape] = np.concatenate([W_gate, W_up], axis=1)\n"
+                "    h = x @ _fused[W_gate.shape]\n"
+                "    gate, up = h[..., :W_gate.shape[1]], h[..., W_gate.shape[1]:]\n")), stateful=True),
+    # sizes: rows in blocks, the count of blocks rounded down
+    Bug("rows_in_blocks_drop_tail", "test_large_sizes",
+        "the rows are processed in blocks of 1024 and the number of blocks is rounded down, so the rows after "
+        "the last full block stay 0; round up, range(0, n, 1024)",
+        edited(BASE, ("    gate, up = x @ W_gate, x @ W_up\n" + OUT,
+                      "    rows = x.reshape(-1, x.shape[-1])\n"
+                      "    out = np.zeros((len(rows), W_down.shape[1]))\n"
+                      "    for b in range(max(1, len(rows) // 1024)):\n"
+                      "        block = rows[b * 1024:(b + 1) * 1024]\n"
+                      "        out[b * 1024:(b + 1) * 1024] = (silu(block @ W_gate) * (block @ W_up)) @ W_down\n"
+                      "    return out.reshape(x.shape[:-1] + W_down.shape[1:])\n"))),
+]
+
+# Close to a catalogued bug, but a different mistake: the grader must fail each one without
+# naming any entry of BUGS.
+NEAR_MISSES = [
+    Bug("residual_added", "test_gate_branch",
+        "the block's input is added to its output, x + (silu(gate) * up) @ W_down, as a new array: the block "
+        "has no residual connection",
+        edited(BASE, (OUT, "    return x + (silu(gate) * up) @ W_down\n"))),
+    Bug("silu_clipped_at_10", "test_negative_tail",
+        "z is clipped to [-10, 10] before the exp: silu(-15) comes out as -7e-4 instead of -5e-6",
+        edited(BASE, (SILU, "    return z / (1 + np.exp(-np.clip(z, -10, 10)))\n"))),
+    Bug("fused_weights_from_first_call", "test_repeated_calls",
+        "W_gate and W_up are concatenated at the first call and kept for every later one, whatever its shapes",
+        edited(BASE, ("def swiglu(", "_fused = None\n\n\ndef swiglu("),
+               ("    gate, up = x @ W_gate, x @ W_up\n",
+                "    global _fused\n"
+                "    if _fused is None:\n"
+                "        _fused = np.concatenate([W_gate, W_up], axis=1)\n"
+                "    h = x @ _fused\n"
+                "    gate, up = h[..., :_fused.shape[1] // 2], h[..., _fused.shape[1] // 2:]\n")), stateful=True),
+    Bug("hard_swish", "test_activation",
+        "hard swish, z * relu6(z + 3) / 6, the piecewise-linear stand-in for SiLU: SwiGLU uses "
+        "z * sigmoid(z) itself",
+        edited(BASE, (SILU, "    return z * np.clip(z + 3, 0, 6) / 6\n"))),
+    Bug("gelu_sigmoid_approximation", "test_activation",
+        "z * sigmoid(1.702 z), the sigmoid approximation of GELU: SiLU is z * sigmoid(z)",
+        edited(BASE, ("np.exp(-np.abs(z))", "np.exp(-np.abs(1.702 * z))"))),
 ]

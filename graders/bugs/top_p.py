@@ -1,7 +1,9 @@
 """Mistakes candidates make in temperature and nucleus (top-p) sampling.
 
 Every entry is BASE, a correct answer, with one mistake edited in, so that each bug
-differs from a right answer in exactly one place.
+differs from a right answer in exactly one place. Entries marked stateful keep something at
+module level between calls (a buffer, a Generator). NEAR_MISSES are mistakes close to a
+catalogued one that the grader must fail without naming.
 """
 from graders.bugs import Bug, edited
 
@@ -41,6 +43,10 @@ def sample_top_p(logits, temperature=1.0, top_p=1.0, rng=None):
     return int(draws) if draws.ndim == 0 else draws
 """
 
+SHIFT = "    z = z - z.max(axis=-1, keepdims=True)\n"
+RENORMALISE = "    return q / q.sum(axis=-1, keepdims=True)\n"
+SORT = '    order = np.argsort(-p, axis=-1, kind="stable")\n'
+KEEP = "    keep = np.zeros_like(keep_sorted)\n"
 SOFTMAX = ("z = logits / temperature\n    z = z - z.max(axis=-1, keepdims=True)\n"
            "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)")
 GREEDY = "    if temperature == 0:\n        return np.eye(V)[np.argmax(logits, axis=-1)]\n"
@@ -176,4 +182,75 @@ BUGS = [
         "rng=None is used as it is, so rng.random fails; the contract makes a fresh np.random.default_rng() "
         "when no Generator is given",
         edited(BASE, (RNG_DEFAULT, ""))),
+    # state across calls
+    Bug("output_buffer_reused", "test_repeated_calls",
+        "every call of the same shape writes its probabilities into the same module-level buffer and returns it, "
+        "so the next call overwrites a result the caller still holds; return a new array",
+        edited(BASE, ("def top_p_probs(", "_out = None\n\n\ndef top_p_probs("),
+               (RENORMALISE, "    global _out\n"
+                             "    if _out is None or _out.shape != q.shape or _out.dtype != q.dtype:\n"
+                             "        _out = np.empty_like(q)\n"
+                             "    np.divide(q, q.sum(axis=-1, keepdims=True), out=_out)\n"
+                             "    return _out\n")), stateful=True),
+    Bug("rng_kept_from_first_call", "test_sample_same_seed",
+        "the first Generator passed in is kept at module level and used for every later call, so a fresh "
+        "np.random.default_rng(7) does not give the draws of the seed 7; draw with the `rng` of each call",
+        edited(BASE, ("def sample_top_p(", "_first = None\n\n\ndef sample_top_p("),
+               (RNG_DEFAULT, "    global _first\n"
+                             "    if rng is None:\n"
+                             "        rng = np.random.default_rng()\n"
+                             "    elif _first is None:\n"
+                             "        _first = rng\n"
+                             "    else:\n"
+                             "        rng = _first\n")), stateful=True),
+    # sizes: a candidate set capped for speed
+    Bug("candidates_capped_at_1024", "test_large_vocabulary",
+        "only the 1024 most probable tokens are considered for the nucleus: a flat distribution over a large "
+        "vocabulary needs thousands of them to reach top_p; sort the whole row",
+        edited(BASE, (SORT, '    order = np.argsort(-p, axis=-1, kind="stable")[..., :1024]   # plenty of candidates\n'),
+               (KEEP, "    keep = np.zeros(p.shape, dtype=bool)\n"))),
+    # input layouts and aliasing
+    Bug("max_subtracted_in_place", "test_layouts",
+        "at temperature 1 the division is skipped, so z is the caller's logits and `z -= max` writes into them "
+        "(and fails on a read-only array); subtract into a new array, z = z - z.max(...)",
+        edited(BASE, ("z = logits / temperature\n" + SHIFT,
+                      "z = logits if temperature == 1 else logits / temperature\n"
+                      "    z -= z.max(axis=-1, keepdims=True)\n"))),
+    Bug("writes_through_flat_view", "test_layouts",
+        "the result is written through out.reshape(-1, V) where out = np.zeros_like(logits): for a Fortran-ordered "
+        "batch that reshape is a copy, so the writes are lost and zeros come back; return the computed array",
+        edited(BASE, (RENORMALISE, "    out = np.zeros_like(logits)\n"
+                                   "    out.reshape(-1, V)[...] = (q / q.sum(axis=-1, keepdims=True)).reshape(-1, V)\n"
+                                   "    return out\n"))),
+    # special values: rows far below zero
+    Bug("shift_only_when_large", "test_far_below_zero",
+        "the max is subtracted only when a logit is large enough to overflow: logits near -800 then underflow, "
+        "exp gives 0 for every token and the softmax 0 / 0 = NaN; subtract the row's max always",
+        edited(BASE, (SHIFT, "    if z.max() > 700:   # exp overflows past 709\n"
+                             "        z = z - z.max(axis=-1, keepdims=True)\n"))),
+    # tolerance edges: a cold temperature is not temperature 0
+    Bug("small_temperature_as_greedy", "test_small_temperature",
+        "temperatures below 0.01 are treated as greedy: at T = 0.002, logits 0.002 apart still differ by a "
+        "factor e in probability; only temperature 0 is the argmax",
+        edited(BASE, ("    if temperature == 0:\n", "    if temperature < 0.01:   # too cold to matter\n"))),
+]
+
+# Close to a catalogued bug, but a different mistake: the grader must fail each one without
+# naming any entry of BUGS.
+NEAR_MISSES = [
+    Bug("candidates_capped_at_4096", "test_large_vocabulary",
+        "only the 4096 most probable tokens are considered for the nucleus, so top_p near 1 on a vocabulary "
+        "of 4097 drops one",
+        edited(BASE, (SORT, '    order = np.argsort(-p, axis=-1, kind="stable")[..., :4096]\n'),
+               (KEEP, "    keep = np.zeros(p.shape, dtype=bool)\n"))),
+    Bug("module_generator_ignores_rng", "test_sample_same_seed",
+        "a Generator made once at import, np.random.default_rng(0), draws every sample; `rng` is never used",
+        edited(BASE, ("def sample_top_p(", "_RNG = np.random.default_rng(0)\n\n\ndef sample_top_p("),
+               ("u = rng.random(", "u = _RNG.random(")), stateful=True),
+    Bug("temperature_floored", "test_small_temperature",
+        "the temperature is floored at 0.01 before dividing, so T = 0.002 acts as 0.01",
+        edited(BASE, ("z = logits / temperature", "z = logits / max(temperature, 0.01)"))),
+    Bug("mean_subtracted", "test_huge_logits",
+        "the row's mean is subtracted before exp instead of its max: logits of 1e4 still overflow",
+        edited(BASE, ("z = z - z.max(axis=-1, keepdims=True)", "z = z - z.mean(axis=-1, keepdims=True)"))),
 ]

@@ -7,13 +7,15 @@ def rotate_half(x):
 
 
 def rope(x, positions=None, base=10000.0):
-    # the transformers-library formulation: full-width cos/sin tables, everything in x's dtype
+    # the transformers-library formulation: full-width cos/sin tables; the angles are formed in
+    # float64 (a float32 position * frequency is off by 1e-3 rad at position 1e5), then the
+    # tables are cast to x's dtype, so float32 in gives float32 out
     seq_len, dim = x.shape[-2:]
     if dim % 2:
         raise ValueError("rope: d must be even")
-    dt = x.dtype
-    t = np.arange(seq_len, dtype=dt) if positions is None else np.asarray(positions).astype(dt)
-    inv_freq = (1.0 / (base ** (np.arange(0, dim, 2).astype(dt) / dim))).astype(dt)
+    t = np.arange(seq_len, dtype=np.float64) if positions is None else np.asarray(positions, dtype=np.float64)
+    inv_freq = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float64) / dim))
     freqs = np.einsum("t,f->tf", t, inv_freq)
     emb = np.concatenate((freqs, freqs), axis=-1)          # (T, d)
-    return x * np.cos(emb) + rotate_half(x) * np.sin(emb)
+    cos, sin = np.cos(emb).astype(x.dtype), np.sin(emb).astype(x.dtype)
+    return x * cos + rotate_half(x) * sin
