@@ -34,31 +34,31 @@ def stub_docstrings(name: str) -> dict[str, str]:
     return docs
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_every_kata_has_hints_and_traps(name):
-    entry = ENTRIES[name]
+@pytest.mark.parametrize("kata", NAMES)
+def test_every_kata_has_hints_and_traps(kata):
+    entry = ENTRIES[kata]
     hints, traps = entry.get("hints", []), entry.get("traps", [])
-    assert hints and all(isinstance(h, str) and h.strip() for h in hints), f"{name}: no hints"
-    assert traps, f"{name}: no trap phrases beside its hints"
+    assert hints and all(isinstance(h, str) and h.strip() for h in hints), f"{kata}: no hints"
+    assert traps, f"{kata}: no trap phrases beside its hints"
     for trap in traps:
-        assert isinstance(trap, str) and trap.strip() == trap and trap, f"{name}: trap {trap!r}"
-        assert trap == trap.lower(), f"{name}: trap phrases are lower-case, not {trap!r}"
+        assert isinstance(trap, str) and trap.strip() == trap and trap, f"{kata}: trap {trap!r}"
+        assert trap == trap.lower(), f"{kata}: trap phrases are lower-case, not {trap!r}"
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_stub_does_not_give_the_traps_away(name):
-    docs = stub_docstrings(name)
+@pytest.mark.parametrize("kata", NAMES)
+def test_stub_does_not_give_the_traps_away(kata):
+    docs = stub_docstrings(kata)
     found = [(where, trap) for where, doc in docs.items()
-             for trap in ENTRIES[name].get("traps", []) if trap.lower() in doc.lower()]
-    assert not found, (f"katas/{name}.py tells the candidate how to avoid a trap "
+             for trap in ENTRIES[kata].get("traps", []) if trap.lower() in doc.lower()]
+    assert not found, (f"katas/{kata}.py tells the candidate how to avoid a trap "
                        f"(move it to the hints): {found}")
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_time_budget_matches_the_catalogue(name):
-    budgets = [int(m) for doc in stub_docstrings(name).values()
+@pytest.mark.parametrize("kata", NAMES)
+def test_time_budget_matches_the_catalogue(kata):
+    budgets = [int(m) for doc in stub_docstrings(kata).values()
                for m in re.findall(r"Time budget: (\d+) minutes", doc)]
-    assert budgets, f"katas/{name}.py states no 'Time budget: N minutes'"
+    assert budgets, f"katas/{kata}.py states no 'Time budget: N minutes'"
     for minutes in budgets:
-        assert minutes == ENTRIES[name]["minutes"], \
-            f"katas/{name}.py says {minutes} minutes, the catalogue {ENTRIES[name]['minutes']}"
+        assert minutes == ENTRIES[kata]["minutes"], \
+            f"katas/{kata}.py says {minutes} minutes, the catalogue {ENTRIES[kata]['minutes']}"
