@@ -85,16 +85,8 @@ def peak_mib(fn):
     return peak / 2**20
 
 
-def main():
-    threads, source = blas_threads()
-    try:
-        import torch
-    except ImportError:
-        torch = None
-
-    rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal((T, D)) for _ in range(3))
-
+def describe_machine(threads, source, torch):
+    """Print what the figures depend on: sizes, NumPy and its BLAS threads, the load, torch."""
     print(f"T = {T}, d = {D}, float64; best and median of {REPEATS} after a warm-up")
     print(f"numpy {np.__version__}, BLAS threads {threads} (from {source})")
     knobs = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
@@ -106,40 +98,53 @@ def main():
     if torch is None:
         print("torch not installed: its rows are skipped (see this script's docstring)")
     else:
-        torch.set_num_threads(threads)
-        # (1, 1, T, d): the fused CPU kernel expects batch and head axes; a bare (T, d)
-        # input is sent down the unfused path, several times slower.
-        tq, tk, tv = (torch.from_numpy(a).reshape(1, 1, T, D) for a in (q, k, v))
         print(f"torch {torch.__version__}, torch.get_num_threads() = {torch.get_num_threads()}")
     print()
 
+
+def measure(q, k, v, causal, torch, tensors):
+    """Rows (name, causal, best ms, median ms, ratio to torch, peak MiB) for one masking."""
+    methods = {
+        "flash_attention (reference)": lambda: flash_attention(q, k, v, causal=causal),
+        "full-matrix NumPy": lambda: full_attention(q, k, v, causal=causal),
+    }
+    if torch is not None:
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        methods["torch SDPA (CPU)"] = lambda: sdpa(*tensors, is_causal=causal)
+    want = full_attention(q, k, v, causal=causal)
+    err = np.abs(flash_attention(q, k, v, causal=causal) - want).max()
+    note = f"causal={causal}: max |reference - full| = {err:.1e}"
+    if torch is not None:
+        got = methods["torch SDPA (CPU)"]().reshape(T, D).numpy()
+        note += f", max |torch - full| = {np.abs(got - want).max():.1e}"
+    print(note)
+    timed = {name: time_ms(fn) for name, fn in methods.items()}
+    torch_best = timed.get("torch SDPA (CPU)", (None,))[0]
     rows = []
-    for causal in (True, False):
-        methods = {
-            "flash_attention (reference)": lambda: flash_attention(q, k, v, causal=causal),
-            "full-matrix NumPy": lambda: full_attention(q, k, v, causal=causal),
-        }
-        if torch is not None:
-            sdpa = torch.nn.functional.scaled_dot_product_attention
-            methods["torch SDPA (CPU)"] = lambda: sdpa(tq, tk, tv, is_causal=causal)
+    for name, (best, median) in timed.items():
+        # tracemalloc sees NumPy's allocations, not PyTorch's
+        peak = peak_mib(methods[name]) if not name.startswith("torch") else None
+        rows.append((name, causal, best, median, best / torch_best if torch_best else None, peak))
+    return rows
 
-        want = full_attention(q, k, v, causal=causal)
-        err = np.abs(flash_attention(q, k, v, causal=causal) - want).max()
-        note = f"causal={causal}: max |reference - full| = {err:.1e}"
-        if torch is not None:
-            got = methods["torch SDPA (CPU)"]().reshape(T, D).numpy()
-            note += f", max |torch - full| = {np.abs(got - want).max():.1e}"
-        print(note)
 
-        timed = {name: time_ms(fn) for name, fn in methods.items()}
-        torch_best = timed.get("torch SDPA (CPU)", (None,))[0]
-        for name, (best, median) in timed.items():
-            # tracemalloc sees NumPy's allocations, not PyTorch's
-            peak = peak_mib(methods[name]) if not name.startswith("torch") else None
-            ratio = best / torch_best if torch_best else None
-            rows.append((name, causal, best, median, ratio, peak))
+def main():
+    threads, source = blas_threads()
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((T, D)) for _ in range(3))
+    tensors = None
+    if torch is not None:
+        torch.set_num_threads(threads)
+        # (1, 1, T, d): the fused CPU kernel expects batch and head axes; a bare (T, d)
+        # input is sent down the unfused path, several times slower.
+        tensors = tuple(torch.from_numpy(a).reshape(1, 1, T, D) for a in (q, k, v))
+    describe_machine(threads, source, torch)
+    rows = [row for causal in (True, False) for row in measure(q, k, v, causal, torch, tensors)]
     print()
-
     header = (f"{'method':<28} {'causal':<6} {'best ms':>8} {'median ms':>10} "
               f"{'x torch':>8} {'peak MiB':>9}")
     print(header)

@@ -825,37 +825,7 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
     minimum = minimum or {}
 
     def decorate(body: Callable) -> Callable:
-        wants_ref = "ref" in inspect.signature(body).parameters
-
-        def run_case(impl, ref, case):
-            x = Inputs(case.get("seed", 0))
-            LOG.calls, LOG.inputs = [], x
-            params = {k: v for k, v in case.items() if k != "seed"}
-            kwargs = {"ref": ref} if wants_ref else {}
-            body(impl, x, **kwargs, **params)
-
-        def attempt_case(impl, ref, case):
-            """None if the case passes, else the failure with its calls and inputs."""
-            try:
-                run_case(impl, ref, case)
-            except CheckFailed as exc:
-                earlier = getattr(exc, "earlier", None)
-                if earlier is not None:  # the failing call was made in another check
-                    exc.repro = repro_for([earlier], None, getattr(impl, "_path", None), earlier.repro)
-                    return exc
-                exc.calls, exc.case = list(LOG.calls), case
-                exc.repro = repro_for(LOG.calls, LOG.inputs, getattr(impl, "_path", None))
-                return exc
-            finally:
-                HISTORY.extend(c for c in LOG.calls if c.recorded)
-            return None
-
-        def same_kind(a: CheckFailed, b: CheckFailed) -> bool:
-            if a.kind != b.kind:
-                return False
-            if isinstance(a, AttemptRaised):
-                return a.original.type_name == b.original.type_name
-            return True
+        attempt_case = _case_runner(body)
 
         def test(impl, ref):
             LOG.check = name
@@ -864,7 +834,7 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
                 if failure is None:
                     continue
                 if shrink and not isinstance(failure, NotImplementedYet) and failure.case is not None:
-                    failure = _shrink(impl, ref, failure, attempt_case, same_kind, minimum, valid)
+                    failure = _shrink(impl, ref, failure, attempt_case, _same_kind, minimum, valid)
                 if failure.case and _describe_case(failure.case):
                     failure.message = f"{failure.message} [{_describe_case(failure.case)}]"
                     failure.args = (failure.message,)
@@ -879,6 +849,41 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
         return test
 
     return decorate
+
+
+def _case_runner(body: Callable) -> Callable:
+    """attempt_case(impl, ref, case): None if the case passes, else the failure with its calls,
+    its case and a repro. Every recorded call joins HISTORY, passing or failing."""
+    wants_ref = "ref" in inspect.signature(body).parameters
+
+    def attempt_case(impl, ref, case):
+        x = Inputs(case.get("seed", 0))
+        LOG.calls, LOG.inputs = [], x
+        try:
+            params = {k: v for k, v in case.items() if k != "seed"}
+            body(impl, x, **({"ref": ref} if wants_ref else {}), **params)
+        except CheckFailed as exc:
+            earlier = getattr(exc, "earlier", None)
+            if earlier is not None:  # the failing call was made in another check
+                exc.repro = repro_for([earlier], None, getattr(impl, "_path", None), earlier.repro)
+                return exc
+            exc.calls, exc.case = list(LOG.calls), case
+            exc.repro = repro_for(LOG.calls, LOG.inputs, getattr(impl, "_path", None))
+            return exc
+        finally:
+            HISTORY.extend(c for c in LOG.calls if c.recorded)
+        return None
+
+    return attempt_case
+
+
+def _same_kind(a: CheckFailed, b: CheckFailed) -> bool:
+    """Two failures of one check are the same kind: what the shrinker keeps while it shrinks."""
+    if a.kind != b.kind:
+        return False
+    if isinstance(a, AttemptRaised):
+        return a.original.type_name == b.original.type_name
+    return True
 
 
 def _shrink(impl, ref, failure, attempt_case, same_kind, minimum, valid):
