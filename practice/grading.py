@@ -24,6 +24,17 @@ class BadSetting(ValueError):
     """An environment setting grading cannot use (KATA_CHECK_SECONDS): a usage error."""
 
 
+def prepare() -> None:
+    """Start the attempt's interpreter now (it imports NumPy while this process loads the
+    rest): commands about to grade call this first. Never fails: grade() says what is wrong."""
+    try:
+        from graders.sandbox import warm_up
+
+        warm_up()
+    except Exception:
+        pass
+
+
 def grade(kata: str, path: str | Path, source: bytes | None = None) -> dict:
     try:
         from graders.harness import grade as harness_grade
