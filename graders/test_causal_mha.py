@@ -117,7 +117,7 @@ def test_agrees(impl, new, ref, B, T, n_heads, d_head, dtype):
     y, w = _call(impl, x, Ws, n_heads)
     expect_close(w, w_ref, "the weights array", dtype)
     hint = ("with T = 1 every weight is 1, so y is (x @ W_v) @ W_o here" if T == 1 else
-            "the weights agree, so the difference arises after the softmax")
+            "the weights agree, so the difference lies in the values, the merge of the heads or W_o")
     expect_close(y, y_ref, "y", dtype, hint=hint)
 
 
