@@ -32,7 +32,7 @@ CASES = [
     {"B": 2, "T": 3, "n_heads": 3, "d_head": 2, "seed": 5},
 ]
 DTYPES = with_dtypes(CASES)
-CALL = "causal_mha(x, W_q, W_k, W_v, W_o, {})"
+CALL = "causal_mha({x}, W_q, W_k, W_v, W_o, {n_heads})"
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -49,7 +49,7 @@ def _inputs(new, B, T, n_heads, d_head, dtype="float64", x_scale=1.0, w_scale=0.
 def _call(impl, x, Ws, n_heads, what=None):
     """The attempt's (y, weights), their shapes checked."""
     B, T, d_model = x.shape
-    what = what or CALL.format(n_heads)
+    what = what or CALL.format(x="x", n_heads=n_heads)
     y, w = expect_tuple(impl.causal_mha(x, *Ws, n_heads), 2, what)
     y = expect_shape(y, (B, T, d_model), f"y from {what}")
     w = expect_shape(w, (B, n_heads, T, T), f"the weights array from {what}")
@@ -149,7 +149,7 @@ def test_prefix(impl, new, B, T, t, n_heads, d_head, dtype="float64"):
     x, Ws = _inputs(new, B, T, n_heads, d_head, dtype)
     x_short = new.let("x_short", x[:, :t].copy(), f"x[:, :{t}].copy()")
     y, w = _call(impl, x, Ws, n_heads)
-    y_short, w_short = _call(impl, x_short, Ws, n_heads, CALL.format(n_heads).replace("(x,", "(x_short,"))
+    y_short, w_short = _call(impl, x_short, Ws, n_heads, CALL.format(x="x_short", n_heads=n_heads))
     expect_prefix_invariant([("the weights", w_short, w[:, :, :t, :t]), ("y", y_short, y[:, :t])], t, T, dtype)
 
 
@@ -214,7 +214,7 @@ def test_batch_independence(impl, new, B, T, n_heads, d_head):
     y, w = _call(impl, x, Ws, n_heads)
     for b in range(B):
         xb = new.let(f"x{b}", x[b:b + 1].copy(), f"x[{b}:{b + 1}].copy()")
-        y_b, w_b = _call(impl, xb, Ws, n_heads, CALL.format(n_heads).replace("(x,", f"(x{b},"))
+        y_b, w_b = _call(impl, xb, Ws, n_heads, CALL.format(x=f"x{b}", n_heads=n_heads))
         for name, alone, together in (("the weights", w_b, w[b:b + 1]), ("y", y_b, y[b:b + 1])):
             expect_close(together, alone, f"{name} of sequence {b} (of {B}) in the batch",
                          against=f"{name} of x[{b}:{b + 1}] alone", hint="sequences must not mix")

@@ -7,7 +7,8 @@ import numpy as np
 
 from graders.checks import (LAYOUT_CHECK, CheckFailed, check, expect_causal, expect_close, expect_finite,
                             expect_inputs_unchanged, expect_prefix_invariant, expect_raises, expect_repeatable,
-                            expect_rows_sum_to_one, expect_shape, expect_tuple, layout_cases, with_dtypes)
+                            expect_rows_sum_to_one, expect_shape, expect_tuple, layout_cases, tolerance,
+                            with_dtypes)
 
 SHAPES = "returns y of shape (B, T, d_model) and weights of shape (B, n_heads, T, T)"
 GROUPING = "neighbouring query heads share a KV head (query head h uses KV head h // (n_heads // n_kv_heads))"
@@ -256,7 +257,7 @@ def _value_heads(y, v, n_heads, n_kv_heads, d_head):
     for h in range(n_heads):
         out = y[:, 0, h * d_head:(h + 1) * d_head]
         hits = [g for g in range(n_kv_heads)
-                if np.allclose(out, v[:, 0, g * d_head:(g + 1) * d_head], rtol=1e-6, atol=1e-9)]
+                if np.allclose(out, v[:, 0, g * d_head:(g + 1) * d_head], *tolerance(np.float64))]
         found.append(hits[0] if len(hits) == 1 else None)
     return found
 
