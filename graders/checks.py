@@ -236,6 +236,7 @@ class Call:
     later: Any = None           # what it returned, fetched again after later calls (expect_repeatable)
     later_seen: bool = False
     later_after: int = 0        # the id of the last call made before that fetch
+    after: Any = None           # the arguments as the call left them, when it wrote into them
     repro: list[str] = field(default_factory=list)  # the lines that rebuild its inputs
 
 
@@ -382,6 +383,8 @@ class Recorded:
             _move_generators(sent, now)
         if call.mutated:
             MUTATIONS.append(call)
+            if call.recorded:
+                call.after = (tuple(args_after), dict(kwargs_after) if isinstance(kwargs_after, dict) else {})
 
 
 def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:
@@ -540,23 +543,40 @@ def expect_close(value: Any, expected: np.ndarray, what: str, dtype: Any = np.fl
     arr = expect_shape(value, expected.shape, what)
     r, a = tolerance(dtype, extreme)
     r, a = rtol if rtol is not None else r, atol if atol is not None else a
-    got = arr.astype(np.float64) if arr.dtype != np.bool_ else arr
-    want = expected.astype(np.float64) if expected.dtype != np.bool_ else expected
-    ok = np.isclose(got, want, rtol=r, atol=a, equal_nan=True)
+    if arr.dtype == np.bool_ or expected.dtype == np.bool_:  # a mask: the same entries, exactly
+        ok = (arr == expected) if arr.dtype == expected.dtype else np.zeros(arr.shape, dtype=bool)
+        got, want = arr.astype(np.float64), expected.astype(np.float64)
+    else:
+        got, want = arr.astype(np.float64), expected.astype(np.float64)
+        ok = np.isclose(got, want, rtol=r, atol=a, equal_nan=True)
     if not np.all(ok):
         with np.errstate(invalid="ignore"):
             diff = np.where(ok, 0.0, np.abs(got - want))
             diff = np.where(np.isnan(diff), np.inf, diff)
+            if not np.any(diff):  # the dtypes differ (bool against numbers): any entry will do
+                diff = (~ok).astype(np.float64)
         idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape)) if diff.ndim else ()
         n_bad = int((~ok).sum())
         gap = "NaN" if np.isnan(got[idx]) or np.isnan(want[idx]) else _fmt(float(np.abs(got[idx] - want[idx])))
+        shown_got, shown_want = _apart(got[idx], want[idx])
+        kind = f" (a {arr.dtype} array, expected {expected.dtype})" if (arr.dtype == np.bool_) != (
+            expected.dtype == np.bool_) else ""
         raise CheckFailed(
-            f"{what} differs from {against} in {n_bad} of {ok.size} entries, by up to {gap}: "
-            f"at index {list(idx)} it is {_fmt(got[idx])}, expected {_fmt(want[idx])}"
+            f"{what}{kind} differs from {against} in {n_bad} of {ok.size} entries, by up to {gap}: "
+            f"at index {list(idx)} it is {shown_got}, expected {shown_want}"
             + (f" ({hint})" if hint else ""),
             kind="close",
         )
     return arr
+
+
+def _apart(a: float, b: float) -> tuple[str, str]:
+    """Two numbers with as many digits as it takes for them to read differently (up to 17)."""
+    for digits in (6, 9, 12, 17):
+        x, y = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if x != y:
+            return x, y
+    return x, y
 
 
 def expect_rows_sum_to_one(weights: Any, what: str = "the weights") -> None:
@@ -789,13 +809,17 @@ def _size(case: dict) -> int:
 
 def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
           minimum: dict | None = None, valid: Callable[[dict], bool] | None = None,
-          timeout: float | None = None):
+          timeout: float | None = None, slow: str | None = None):
     """Declare a property. `name` is what the candidate reads; each case runs in turn.
 
     The body is `body(impl, x, **case)` (or with `ref` too), where `x` is a fresh
     `Inputs` seeded by the case's `seed` (default 0). On the first failing case the
     sizes in the case are shrunk while the same kind of failure persists, and the
     failure carries the smallest case, its calls and a repro.
+
+    `slow` marks a check that costs far more than the others (a call at T = 8192, say) and
+    says why: the judge runs it once every other check passes, and reports it as not run
+    yet until then, so a failing attempt is not made to wait for it.
     """
     cases = cases or [{}]
     minimum = minimum or {}
@@ -851,6 +875,7 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
         test.__module__, test.__doc__ = body.__module__, body.__doc__ or name
         test.check_name = name
         test.timeout = timeout  # seconds, when this check needs longer than the default
+        test.slow = slow
         return test
 
     return decorate

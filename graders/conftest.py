@@ -19,7 +19,8 @@ from graders.harness import check_seconds, static_checks
 
 def pytest_addoption(parser):
     parser.addoption("--impl", action="store", default=None,
-                     help="the attempt to grade (default: the kata's reference solution)")
+                     help="the attempt to grade (default: the kata's reference solution); a folder "
+                          "grades FOLDER/KATA.py against each kata's grader")
 
 
 def pytest_collection_modifyitems(items):
@@ -34,6 +35,8 @@ def pytest_collection_modifyitems(items):
 def _box(request):
     kata = files.kata_of(request.module.__file__)
     path = Path(request.config.getoption("--impl") or files.reference_path(kata)).resolve()
+    if path.is_dir():
+        path = path / f"{kata}.py"
     source = path.read_bytes()
     problem = "; ".join(c.message for c in static_checks(source, str(path)))
     box = sandbox.Sandbox(source, str(path), kata, getattr(request.module, "WORKER_SETUP", ()))

@@ -37,6 +37,10 @@ def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
     """`a` (what the attempt gave, decoded) and `b` (what a bug gave here) are the same answer."""
     if isinstance(a, Raised) or isinstance(b, BaseException):
         return isinstance(a, Raised) and isinstance(b, BaseException) and a.same_as(b)
+    if a is None or b is None or isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)):
+        return type(a) is type(b) and a == b
+    if isinstance(a, np.random.Generator) or isinstance(b, np.random.Generator):
+        return isinstance(a, np.random.Generator) and isinstance(b, np.random.Generator)
     if isinstance(a, dict) and isinstance(b, dict):
         return list(a) == list(b) and all(_same(a[k], b[k], dtype) for k in a)
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
@@ -69,21 +73,21 @@ class Replayer:
     def __init__(self, module, setup: tuple[str, ...] = ()):
         self.module, self.setup = module, setup
 
-    def outcome(self, call: Call) -> tuple[Any, bool]:
-        """(what it returned or raised, whether it wrote into its arguments)."""
+    def outcome(self, call: Call) -> tuple[Any, Any]:
+        """(what it returned or raised, the arguments as it left them if it wrote into them, else None)."""
         args, kwargs = clone((call.args, call.kwargs))
         fn = getattr(self.module, call.function, None)
         if fn is None:
-            return NotImplementedError(), False
+            return NotImplementedError(), None
         with warnings.catch_warnings(), np.errstate(all="ignore"), self._guards():
             warnings.simplefilter("ignore")
             try:
                 out = fn(*args, **kwargs)
             except Exception as exc:
-                return exc, False
+                out = exc
         wrote = any(_differs(old, new) for old, new in zip((*call.args, *call.kwargs.values()),
                                                            (*args, *kwargs.values())))
-        return out, wrote
+        return out, ((args, kwargs) if wrote else None)
 
     def _guards(self):
         if "refuse_global_random" in self.setup:
@@ -100,10 +104,15 @@ class Replayer:
         return self._matches(call, out, wrote)
 
     @staticmethod
-    def _matches(call: Call, out, wrote: bool) -> bool:
+    def _matches(call: Call, out, written) -> bool:
         # writing into the inputs is part of the behaviour: an in-place bug, whose return value is
-        # right, must not explain every failure whose values are right, nor miss the one it causes
-        return wrote == bool(call.mutated) and _same(call.outcome, out, _dtype_of(call))
+        # right, must not explain every failure whose values are right, nor miss the one it causes;
+        # and what it wrote must be what the attempt wrote
+        if (written is not None) != bool(call.mutated):
+            return False
+        if written is not None and call.after is not None and not _same(call.after, written, _dtype_of(call)):
+            return False
+        return _same(call.outcome, out, _dtype_of(call))
 
     def agrees_in_order(self, history: list[Call], deadline: float) -> bool:
         """The same answers as the attempt on every call, replayed in order on this (fresh) module,

@@ -7,7 +7,7 @@ the worker fails with a message that says so; the worker is restarted for the ne
 check. Once a check has timed out, each later check gets a tenth of the time limit (at
 least a second) and all of them together two time limits, so a function that never
 returns costs about three time limits, not one per check, and the checks it does not
-hang in still run.
+hang in still run. A check marked slow runs last, and only once every other check passes.
 """
 from __future__ import annotations
 
@@ -52,25 +52,33 @@ def run(module, ref, box: Sandbox, candidate: checks.Candidate, check_seconds: f
     never raises for the attempt's faults."""
     judged = Judged([])
     cap: float | None = None  # once a check timed out: when the rest of the grading must end
-    for test in checks_of(module):
+    tests = checks_of(module)
+    quick = [t for t in tests if not getattr(t, "slow", None)]
+    results: dict[str, CheckResult] = {}
+    for test in quick + [t for t in tests if getattr(t, "slow", None)]:
+        if getattr(test, "slow", None) and not all(r.passed for r in results.values()):
+            results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                f"not run yet: it runs once every other check passes ({test.slow})"))
+            continue
         limit = test.timeout or check_seconds
         if cap is not None:
             limit = min(limit, max(1.0, check_seconds / 10))
             if time.monotonic() >= cap:
-                judged.results.append(CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
-                    "not run: an earlier check did not finish, and the time left for the rest ran out")))
+                results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                    "not run: an earlier check did not finish, and the time left for the rest ran out"))
                 continue
         if box.gone is not None or box.chan is None:
             problem = _restart(box, candidate, check_seconds)
             if problem:
-                judged.results.append(CheckResult(test.check_name, Status.FAILED, problem, id=test.__name__))
+                results[test.__name__] = CheckResult(test.check_name, Status.FAILED, problem, id=test.__name__)
                 continue
         deadline = time.monotonic() + limit
         checks.LOG.deadline = deadline if cap is None else min(deadline, cap)
-        judged.results.append(_one(test, candidate, ref, limit, judged))
+        results[test.__name__] = _one(test, candidate, ref, limit, judged)
         if isinstance(box.gone, CallTimedOut) and cap is None:
             cap = time.monotonic() + 2 * check_seconds
     checks.LOG.deadline = float("inf")
+    judged.results = [results[t.__name__] for t in tests]  # in the order the grader lists them
     return judged
 
 

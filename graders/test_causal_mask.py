@@ -1,9 +1,15 @@
-"""Grader for causal_mask(t_q, t_k=None) and apply_causal_mask(scores)."""
+"""Grader for causal_mask(t_q, t_k=None) and apply_causal_mask(scores).
+
+The expected mask is written here from the contract (key j is blocked for query i when
+j > t_k - t_q + i), independently of the reference. Masks are small except in the
+repeated-calls check, which goes past the 1024, 2048 and 4096 positions of a precomputed
+table while keeping every result cheap to judge (decoding calls with few queries).
+"""
 import numpy as np
 
-from graders.checks import (CheckFailed, as_array, check, expect_causal, expect_close,
-                            expect_inputs_unchanged, expect_raises, expect_rows_sum_to_one,
-                            expect_shape)
+from graders.checks import (LAYOUT_CHECK, CheckFailed, as_array, check, expect_causal, expect_close,
+                            expect_inputs_unchanged, expect_raises, expect_repeatable, expect_rows_sum_to_one,
+                            expect_shape, layout_cases, with_dtypes)
 
 
 def _blocked(t_q: int, t_k: int) -> np.ndarray:
@@ -21,10 +27,10 @@ def _where(t_q: int, t_k: int) -> str:
     return f" (queries are the last {t_q} of {t_k} positions)"
 
 
-def _expect_mask(out, t_q: int, t_k_arg) -> None:
+def _expect_mask(out, t_q: int, t_k_arg, call: str | None = None) -> None:
     """The mask's values are the contract's: the first wrong entry explained in one line."""
     t_k = t_q if t_k_arg is None else t_k_arg
-    call = _call(t_q, t_k_arg)
+    call = call or _call(t_q, t_k_arg)
     got = expect_shape(out, (t_q, t_k), call)
     want = _blocked(t_q, t_k)
     wrong = np.argwhere(got.astype(bool) != want)
@@ -42,8 +48,17 @@ def _expect_mask(out, t_q: int, t_k_arg) -> None:
                           f"(True means blocked): {why}; {len(wrong)} of {want.size} entries are wrong")
 
 
-def _scores(new, lead, t_q, t_k, dtype="float64", scale=2.0):
-    return new.normal("scores", tuple(lead) + (t_q, t_k), scale=scale, dtype=dtype)
+def _scores(new, lead, t_q, t_k, dtype="float64", scale=2.0, name="scores"):
+    return new.normal(name, tuple(lead) + (t_q, t_k), scale=scale, dtype=dtype)
+
+
+def _with_zeros(new, scores):
+    """The same scores with exact zeros where a zero query or key puts them: the last query
+    row (it sees every key) and the first key column (every query sees it)."""
+    value = scores.copy()
+    value[..., -1, :] = 0
+    value[..., :, 0] = 0
+    return new.let("scores", value, "scores.copy(); scores[..., -1, :] = 0; scores[..., :, 0] = 0")
 
 
 def _index(lead_idx, i, j):
@@ -61,8 +76,8 @@ def test_mask_dtype_and_shape(impl, new, t_q, t_k):
     call = _call(t_q, t_k)
     arr = as_array(out, call)
     if arr.dtype != np.bool_:
-        raise CheckFailed(f"{call} returned an array of dtype {arr.dtype}, expected bool "
-                          f"(np.ones(shape) is float64 unless you pass dtype=bool)")
+        raise CheckFailed(f"{call} returned an array of dtype {arr.dtype}, expected bool (True marks a blocked pair)",
+                          kind="dtype")
     expect_shape(arr, (t_q, t_q if t_k is None else t_k), call)
 
 
@@ -84,9 +99,10 @@ def test_decoding_alignment(impl, new, t_q, t_k):
     _expect_mask(impl.causal_mask(t_q, t_k), t_q, t_k)
 
 
-@check("more queries than keys (t_q > t_k) raises ValueError", [
+@check("more queries than keys (t_q > t_k, t_k = 0 included) raises ValueError", [
     {"t_q": 4, "t_k": 3, "lead": ()}, {"t_q": 2, "t_k": 1, "lead": (3,)},
-    {"t_q": 7, "t_k": 2, "lead": (2, 2)},
+    {"t_q": 7, "t_k": 2, "lead": (2, 2)}, {"t_q": 1, "t_k": 0, "lead": ()},
+    {"t_q": 3, "t_k": 0, "lead": (2,)},
 ], valid=lambda c: c["t_q"] > c["t_k"])
 def test_more_queries_than_keys(impl, new, t_q, t_k, lead):
     why = f"t_q={t_q} > t_k={t_k}: the first query would have no key to attend to"
@@ -107,7 +123,7 @@ SHAPES = [
     {"lead": (), "t_q": 2, "t_k": 7, "seed": 6},
 ]
 VALID = {"valid": lambda c: 1 <= c["t_q"] <= c["t_k"]}
-DTYPES = [dict(c, dtype=d) for c in SHAPES for d in ("float64", "float32")]
+DTYPES = with_dtypes(SHAPES)
 
 
 @check("apply_causal_mask returns an array of the scores' shape", SHAPES, **VALID)
@@ -128,15 +144,14 @@ def test_blocked_are_minus_inf(impl, new, lead, t_q, t_k, dtype):
         i, j = idx[-2:]
         val = float(out[idx]) + 0.0   # + 0.0 prints -0.0 as 0
         what = "the score, unmasked" if val == float(kept[idx]) else f"{val:.6g}"
-        hint = " (-1e9 or the dtype's min is not -inf)" if np.isfinite(val) and val < -1e6 else ""
-        raise CheckFailed(f"apply_causal_mask(scores){_index(idx[:-2], i, j)} is {what}, expected -inf{hint}: "
+        raise CheckFailed(f"apply_causal_mask(scores){_index(idx[:-2], i, j)} is {what}, expected -inf: "
                           f"query {i} sits at position {t_k - t_q + i}{_where(t_q, t_k)}, "
                           f"so key {j} is in its future")
 
 
-@check("allowed entries keep their scores exactly", DTYPES, **VALID)
+@check("allowed entries keep their scores exactly, exact zeros included", DTYPES, **VALID)
 def test_allowed_unchanged(impl, new, lead, t_q, t_k, dtype):
-    scores = _scores(new, lead, t_q, t_k, dtype)
+    scores = _with_zeros(new, _scores(new, lead, t_q, t_k, dtype))
     kept = scores.copy()
     out = expect_shape(impl.apply_causal_mask(scores), scores.shape, "apply_causal_mask(scores)")
     allowed = np.broadcast_to(~_blocked(t_q, t_k), scores.shape)
@@ -148,7 +163,7 @@ def test_allowed_unchanged(impl, new, lead, t_q, t_k, dtype):
         pos = t_k - t_q + i
         rel = "its own position" if j == pos else "in its past"
         raise CheckFailed(f"apply_causal_mask(scores){_index(idx[:-2], i, j)} is {float(out[idx]):.6g}, "
-                          f"expected the score {float(kept[idx]):.6g}: query {i} sits at position {pos}"
+                          f"expected the score {float(kept[idx]):.6g} unchanged: query {i} sits at position {pos}"
                           f"{_where(t_q, t_k)}, so key {j} is {rel} and must stay visible")
 
 
@@ -198,3 +213,40 @@ def test_input_unchanged(impl, new, lead, t_q, t_k, dtype):
     if isinstance(out, np.ndarray) and np.shares_memory(out, scores):
         raise CheckFailed("apply_causal_mask(scores) returned scores itself (or a view of it): "
                           "return a new array, so that writing to the result cannot change the caller's scores")
+
+
+@check(LAYOUT_CHECK, layout_cases([{"lead": (2,), "t_q": 3, "t_k": 5, "seed": 0},
+                                   {"lead": (2, 2), "t_q": 4, "t_k": 4, "dtype": "float32", "seed": 1}]),
+       shrink=False)
+def test_layouts(impl, new, ref, layout, lead, t_q, t_k, dtype="float64"):
+    scores, = new.relayout(layout, _scores(new, lead, t_q, t_k, dtype))
+    want = ref.apply_causal_mask(scores.astype(np.float64))
+    expect_close(impl.apply_causal_mask(scores), want, "apply_causal_mask(scores)", dtype)
+
+
+def _judge_mask(t_q, t_k_arg):
+    """A judge of a returned mask for expect_repeatable: its shape and every entry."""
+    def judge(out, what):
+        _expect_mask(out, t_q, t_k_arg, what)
+    return judge
+
+
+# successive calls: a first size, the same again, other sizes, past 1024 positions in both
+# dimensions, past 4096 keys with one query (the decoding case), then smaller again
+MASKS = [(4, None), (4, 4), (2, 6), (1025, None), (1, 4097), (3, 5000), (3, None)]
+# (lead, t_q, t_k) of the scores: the same shape twice with other values, past 1024 and
+# 4096 keys, smaller again
+APPLIED = [((2,), 3, 3), ((2,), 3, 3), ((), 4, 7), ((2,), 3, 1030), ((), 2, 4097), ((), 1, 2)]
+
+
+@check("calls do not affect each other (the same and other sizes, past 4096 keys, results kept)",
+       [{"seed": 0}], shrink=False)
+def test_repeated_calls(impl, new, ref):
+    calls = []
+    for t_q, t_k in MASKS:
+        make = (lambda t=t_q: impl.causal_mask(t)) if t_k is None else (lambda a=t_q, b=t_k: impl.causal_mask(a, b))
+        calls.append((make, _judge_mask(t_q, t_k)))
+    for n, (lead, t_q, t_k) in enumerate(APPLIED, 1):
+        scores = _scores(new, lead, t_q, t_k, name=f"scores{n}")
+        calls.append((lambda s=scores: impl.apply_causal_mask(s), ref.apply_causal_mask(scores)))
+    expect_repeatable(impl, calls)

@@ -228,7 +228,7 @@ def _peak_message(peak: int, t: int) -> tuple[str, str | None]:
             f"boolean T x T array)"), named
 
 
-@check(MEMORY, [{}], shrink=False, timeout=60)
+@check(MEMORY, [{}], shrink=False, timeout=60, slow="a call at T = 8192")
 def test_memory(impl, new):
     t, d, block = 8192, 16, 64
     q, k, v = qkv(new, (), t, t, d)

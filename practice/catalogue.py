@@ -14,6 +14,8 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "katas" / "catalogue.toml"
 DIFFICULTIES = ("easy", "medium", "hard")
+# The path through the katas, in the order `kata list` shows it.
+GROUPS = ("attention", "position", "block", "decoding", "training")
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,8 @@ class Kata:
     minutes: int
     hints: tuple[str, ...]
     follow_ups: tuple[str, ...]
+    group: str = ""                   # one of GROUPS ("" when the catalogue gives none)
+    traps: tuple[str, ...] = ()       # phrases that spell out a fix; never in the stub
 
     @property
     def stub(self) -> Path:
@@ -67,6 +71,8 @@ def katas() -> tuple[Kata, ...]:
                 minutes=int(entry["minutes"]),
                 hints=tuple(entry["hints"]),
                 follow_ups=tuple(entry["follow_ups"]),
+                group=entry.get("group", ""),
+                traps=tuple(entry.get("traps", ())),
             )
         )
     return tuple(out)
@@ -74,6 +80,13 @@ def katas() -> tuple[Kata, ...]:
 
 def names() -> list[str]:
     return [k.name for k in katas()]
+
+
+def in_path_order() -> list[Kata]:
+    """Every kata by group (in GROUPS order, katas without a known group last), then in
+    catalogue order."""
+    rank = {g: i for i, g in enumerate(GROUPS)}
+    return sorted(katas(), key=lambda k: rank.get(k.group, len(GROUPS)))  # stable
 
 
 def get(name: str) -> Kata:

@@ -20,3 +20,10 @@ def fmt(seconds: float) -> str:
 def when(ts: float) -> str:
     """A timestamp as local date and time, e.g. 2025-03-01 14:02."""
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def elapsed(row: dict, t: float) -> float:
+    """Seconds on a clock (an attempt's or a mock interview's) at time t: the seconds
+    banked before it last started, plus the running stretch since then."""
+    run = t - row["run_since"] if row["clock"] == "running" and row["run_since"] else 0.0
+    return row["elapsed"] + max(0.0, run)

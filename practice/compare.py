@@ -1,17 +1,43 @@
-"""`kata compare` and `kata solution`: code shown with rich (imported only here).
+"""`kata compare` and `kata solution`: code shown through practice.term.
 
 The attempt and the reference sit side by side, their lines paired by difflib so equal
-lines face each other and changed ones are marked; long lines wrap within their column at
-the terminal's width. Colours and syntax highlighting only on a terminal that takes them:
-rich writes plain text when the output is not a terminal or NO_COLOR is set.
+lines face each other. Inside a changed stretch a line faces only a line like it (a
+renamed variable, a new argument); a line with no counterpart stands alone, so unrelated
+lines are never paired. Long runs of identical lines (the docstring both files share)
+fold into one row. Long lines wrap within their column. Syntax colour only where the
+terminal takes colour (practice.term decides).
 """
 from __future__ import annotations
 
 import difflib
-import os
 from pathlib import Path
 
-MARKS = {"equal": " ", "replace": "~", "delete": "<", "insert": ">"}
+from rich.text import Text
+
+from practice import term
+
+MARKS = {"equal": " ", "replace": "~", "delete": "<", "insert": ">", "fold": " "}
+SIMILAR = 0.6       # how alike two lines must be to face each other as a change
+CONTEXT = 2         # identical lines kept on each side of a difference
+FOLD_AT = 2 * CONTEXT + 3  # a run of identical lines this long or longer folds
+
+
+def _pair(left: list[str], right: list[str], i1: int, i2: int, j1: int, j2: int) -> list:
+    """Rows for a changed stretch: the most alike pair faces each other, recursively on
+    each side of it; what has no counterpart alike enough stands alone."""
+    best, at = SIMILAR, None
+    if (i2 - i1) * (j2 - j1) <= 4000:
+        for i in range(i1, i2):
+            for j in range(j1, j2):
+                sm = difflib.SequenceMatcher(None, left[i].strip(), right[j].strip())
+                if sm.real_quick_ratio() > best and sm.quick_ratio() > best and sm.ratio() > best:
+                    best, at = sm.ratio(), (i, j)
+    if at is None:
+        return [("delete", i, None) for i in range(i1, i2)] + \
+               [("insert", None, j) for j in range(j1, j2)]
+    i, j = at
+    return (_pair(left, right, i1, i, j1, j) + [("replace", i, j)]
+            + _pair(left, right, i + 1, i2, j + 1, j2))
 
 
 def align(left: list[str], right: list[str]) -> list[tuple[str, int | None, int | None]]:
@@ -22,86 +48,92 @@ def align(left: list[str], right: list[str]) -> list[tuple[str, int | None, int 
         if tag == "equal":
             rows += [("equal", i1 + d, j1 + d) for d in range(i2 - i1)]
         else:
-            n = max(i2 - i1, j2 - j1)
-            for d in range(n):
-                li = i1 + d if i1 + d < i2 else None
-                rj = j1 + d if j1 + d < j2 else None
-                t = "replace" if li is not None and rj is not None else (
-                    "delete" if li is not None else "insert")
-                rows.append((t, li, rj))
+            rows += _pair(left, right, i1, i2, j1, j2)
     return rows
 
 
-def _console(width: int | None = None):
-    from rich.console import Console
+def fold(rows: list[tuple]) -> list[tuple]:
+    """Fold each run of identical rows of FOLD_AT or more into one ("fold", n, None) row,
+    keeping CONTEXT rows next to each difference."""
+    out, k = [], 0
+    while k < len(rows):
+        end = k
+        while end < len(rows) and rows[end][0] == "equal":
+            end += 1
+        run = end - k
+        if run >= FOLD_AT:
+            keep_before = CONTEXT if k > 0 else 0
+            keep_after = CONTEXT if end < len(rows) else 0
+            out += rows[k:k + keep_before]
+            out.append(("fold", run - keep_before - keep_after, None))
+            out += rows[end - keep_after:end]
+        else:
+            out += rows[k:end]
+        out += rows[end:end + 1]
+        k = end + 1
+    return out
 
-    return Console(width=width, no_color=bool(os.environ.get("NO_COLOR")) or None,
-                   highlight=False, soft_wrap=False)
 
-
-def _lines(console, code: str):
+def _lines(code: str, colour: bool) -> list[Text]:
     """Highlighted lines (rich Text) when colour is on, else plain Text lines."""
-    from rich.syntax import Syntax
-    from rich.text import Text
+    if colour:
+        from rich.syntax import Syntax
 
-    if console.is_terminal and not console.no_color:
         text = Syntax(code, "python", theme="ansi_dark", background_color="default").highlight(code)
-        lines = text.split("\n", allow_blank=True)
+        lines = list(text.split("\n", allow_blank=True))
     else:
         lines = [Text(line) for line in code.split("\n")]
-    if code.endswith("\n") and lines:
-        lines = lines[:-1]
-    return lines
+    return lines[:-1] if code.endswith("\n") and lines else lines
 
 
 def side_by_side(attempt: Path, reference: Path, width: int | None = None) -> None:
     from rich.table import Table
-    from rich.text import Text
 
-    console = _console(width)
+    colour = term.colour()
+    console = term.console(columns=width or term.layout_width())
     a_code = attempt.read_text(encoding="utf-8", errors="replace").expandtabs(4)
     r_code = reference.read_text(encoding="utf-8", errors="replace").expandtabs(4)
-    left, right = _lines(console, a_code), _lines(console, r_code)
+    left, right = _lines(a_code, colour), _lines(r_code, colour)
     rows = align(a_code.splitlines(), r_code.splitlines())
-    color = console.is_terminal and not console.no_color
     nw = len(str(max(len(left), len(right), 1)))
-
     table = Table(box=None, expand=True, show_header=True, pad_edge=False, padding=(0, 1),
-                  header_style="bold" if color else "")
-    table.add_column("#", width=nw, justify="right", style="dim" if color else "",
-                     no_wrap=True)
-    table.add_column(f"yours: {attempt.name}", ratio=1, overflow="fold")
-    table.add_column(" ", width=1, no_wrap=True)
-    table.add_column("#", width=nw, justify="right", style="dim" if color else "",
-                     no_wrap=True)
-    table.add_column(f"reference: {reference.name}", ratio=1, overflow="fold")
-    styles = {"replace": "yellow", "delete": "red", "insert": "green", "equal": ""}
-    for tag, i, j in rows:
+                  header_style="bold" if colour else "")
+    for name in ("#", f"yours: {attempt.name}", " ", "#", f"reference: {reference.name}"):
+        if name == "#":
+            table.add_column(name, width=nw, justify="right", no_wrap=True,
+                             style="dim" if colour else "")
+        elif name == " ":
+            table.add_column(name, width=1, no_wrap=True)
+        else:
+            table.add_column(name, ratio=1, overflow="fold")
+    styles = {"replace": "yellow", "delete": "red", "insert": "green"}
+    for tag, i, j in fold(rows):
+        if tag == "fold":
+            table.add_row("", Text(f"⋯ {i} identical lines ⋯" if term.can_encode("⋯")
+                                   else f"... {i} identical lines ...", style="dim"), "", "", "")
+            continue
         lt = left[i].copy() if i is not None and i < len(left) else Text("")
         rt = right[j].copy() if j is not None and j < len(right) else Text("")
-        mark = Text(MARKS[tag], style=styles[tag] if color else "")
-        if color and tag != "equal":
+        if colour and tag != "equal":
             lt.stylize("on grey15")
             rt.stylize("on grey15")
-        table.add_row(str(i + 1) if i is not None else "", lt, mark,
+        table.add_row(str(i + 1) if i is not None else "", lt,
+                      Text(MARKS[tag], style=styles.get(tag, "") if colour else ""),
                       str(j + 1) if j is not None else "", rt)
-    console.print(table)
+    console.print(table, soft_wrap=False)
     same = sum(1 for r in rows if r[0] == "equal")
-    console.print(f"{same} of {len(rows)} lines match; "
-                  f"~ differs, < only yours, > only the reference.")
+    console.print(f"{same} of {len(rows)} lines match; ~ differs, < only yours, "
+                  "> only the reference.")
 
 
 def show_code(path: Path, title: str) -> None:
-    console = _console()
     code = path.read_text(encoding="utf-8", errors="replace")
-    if console.is_terminal and not console.no_color:
-        from rich.syntax import Syntax
+    if not term.colour():
+        term.out(f"# {title}", code.rstrip("\n"))
+        return
+    from rich.syntax import Syntax
 
-        console.print(title, style="bold")
-        console.print(Syntax(code, "python", theme="ansi_dark", line_numbers=True,
-                             background_color="default"))
-    else:
-        import click
-
-        click.echo(f"# {title}")
-        click.echo(code.rstrip("\n"))
+    console = term.console()
+    console.print(Text(title, style="bold"))
+    console.print(Syntax(code, "python", theme="ansi_dark", line_numbers=True,
+                         background_color="default"))

@@ -1,8 +1,14 @@
-"""The one door to the graders: `grade(kata, path) -> report` (graders.harness does the work).
+"""The one door to the graders: `grade(kata, path, source) -> report` (graders.harness
+does the work).
+
+`source` is the attempt's bytes as the caller read them, once: those bytes are what is
+graded and what the caller records, so a file saved during a grading cannot make the
+record and the verdict disagree.
 
 The harness runs the attempt in a child process, never raises for problems in the
-attempt, and always returns every key of its report (see graders/harness.py). This module imports it only when a grading is asked for, so that `kata list`,
-`kata status` and the rest stay instant. Tests replace `grade` with a stand-in.
+attempt, and always returns every key of its report (see graders/harness.py). This
+module imports it only when a grading is asked for, so that `kata list`, `kata status`
+and the rest stay instant. Tests replace `grade` with a stand-in.
 """
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ class BadSetting(ValueError):
     """An environment setting grading cannot use (KATA_CHECK_SECONDS): a usage error."""
 
 
-def grade(kata: str, path: str | Path) -> dict:
+def grade(kata: str, path: str | Path, source: bytes | None = None) -> dict:
     try:
         from graders.harness import grade as harness_grade
     except ImportError as e:
@@ -26,7 +32,7 @@ def grade(kata: str, path: str | Path) -> dict:
             f"the grading harness (graders/harness.py) cannot be loaded: {e}"
         ) from e
     try:
-        report = harness_grade(kata, path)
+        report = harness_grade(kata, path, source=source)
     except ValueError as e:
         if type(e).__name__ == "SettingError":
             raise BadSetting(str(e)) from None
@@ -41,12 +47,35 @@ def grade(kata: str, path: str | Path) -> dict:
     return report
 
 
+def status(check: dict) -> str:
+    """passed, failed, not_implemented or skipped (not run); older reports lack it."""
+    return check.get("status") or ("passed" if check.get("passed") else "failed")
+
+
 def counts(report: dict) -> tuple[int, int]:
-    """(checks passed, checks run)."""
+    """(checks passed, checks in the report)."""
     checks = report.get("checks") or []
     return sum(1 for c in checks if c.get("passed")), len(checks)
 
 
+def untouched(report: dict) -> bool:
+    """True for an untouched stub: something is not implemented yet and nothing passed."""
+    return bool(report.get("not_implemented")) and counts(report)[0] == 0
+
+
 def failing(report: dict) -> list[str]:
-    return [c["name"] for c in report.get("checks") or [] if not c.get("passed")
-            and c.get("status") != "skipped"]
+    """The names of the checks that ran and failed (not those not implemented or not run)."""
+    return [c.get("name", "check") for c in report.get("checks") or [] if status(c) == "failed"]
+
+
+def combined(reports: list[dict]) -> dict:
+    """Several reports (the questions of a mock interview) as one JSON-ready object with
+    the contract's keys: `kata` names them all, `passed` is true when every one passed,
+    `checks` holds every check with its kata's name in front; each report is kept whole
+    under `reports`."""
+    return {"kata": ",".join(r["kata"] for r in reports),
+            "passed": all(r.get("passed") for r in reports),
+            "not_implemented": all(r.get("not_implemented") for r in reports),
+            "checks": [dict(c, name=f"{r['kata']}: {c.get('name', 'check')}", kata=r["kata"])
+                       for r in reports for c in r.get("checks") or []],
+            "reports": reports}

@@ -72,11 +72,22 @@ def _tmp_beside(path: Path) -> str:
 
 
 def _write_tmp(path: Path, data: bytes) -> str:
-    tmp = _tmp_beside(path)
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    """`data` in a new temp file beside `path` (none is left behind when this fails)."""
+    try:
+        tmp = _tmp_beside(path)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(path.parent)) from None
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as e:
+        unlink_quietly(tmp)
+        raise OSError(e.errno, e.strerror, str(path)) from None
+    except BaseException:
+        unlink_quietly(tmp)
+        raise
     return tmp
 
 
@@ -86,28 +97,32 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         os.replace(tmp, path)
     except BaseException:
-        _unlink_quietly(tmp)
+        unlink_quietly(tmp)
         raise
+
+
+def link_new(tmp: Path, path: Path) -> bool:
+    """Give the file `tmp` the name `path`, unless something is there already (then
+    nothing changes); True if it was given. `tmp` may keep its name too."""
+    try:
+        os.link(tmp, path)  # atomic, and fails if path exists
+        return True
+    except FileExistsError:
+        return False
+    except OSError:  # a file system without hard links
+        if path.exists():
+            return False
+        os.replace(tmp, path)
+        return True
 
 
 def create_new(path: Path, data: bytes) -> bool:
     """Write `data` to `path` only if nothing is there; never overwrites. True if written."""
     tmp = _write_tmp(path, data)
     try:
-        try:
-            os.link(tmp, path)  # atomic, and fails if path exists
-            return True
-        except FileExistsError:
-            return False
-        except OSError:  # a file system without hard links
-            if path.exists():
-                return False
-            os.replace(tmp, path)
-            tmp = None
-            return True
+        return link_new(Path(tmp), path)
     finally:
-        if tmp:
-            _unlink_quietly(tmp)
+        unlink_quietly(tmp)
 
 
 def keep_copy(src: Path, dest_dir: Path, stem: str) -> Path:
@@ -123,7 +138,7 @@ def keep_copy(src: Path, dest_dir: Path, stem: str) -> Path:
         n += 1
 
 
-def _unlink_quietly(p: str | Path) -> None:
+def unlink_quietly(p: str | Path) -> None:
     try:
         os.unlink(p)
     except OSError:

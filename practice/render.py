@@ -1,30 +1,22 @@
-"""Plain terminal rendering (click.style only; no rich here, so `kata check` stays instant).
+"""Reports, clocks and questions as rich Text, for practice.term to print.
 
-Each function returns text; kata.py echoes it, and click drops the colours when the output
-is not a terminal or NO_COLOR is set.
+A report is the grader's dict (see practice.grading): one line per check, a failing
+check with its message, its picture (practice.picture) and the lines that reproduce it,
+then the likely cause. The messages of whole commands are in practice.messages.
 """
 from __future__ import annotations
 
+import ast
 import re
-import sys
 import textwrap
 
-import click
+from rich.text import Text
 
-from practice import clock, grading, paths
-
-
-def _can(text: str) -> bool:
-    enc = getattr(sys.stdout, "encoding", None) or "ascii"
-    try:
-        text.encode(enc)
-        return True
-    except (UnicodeEncodeError, LookupError):
-        return False
+from practice import clock, grading, paths, picture, term
 
 
 def symbols() -> dict[str, str]:
-    if _can("✓✗…·–"):
+    if term.can_encode("✓✗…·–"):
         return {"pass": "✓", "fail": "✗", "todo": "…", "skip": "–", "dot": "·"}
     return {"pass": "ok", "fail": "X", "todo": "..", "skip": "-", "dot": "|"}
 
@@ -34,109 +26,91 @@ def _indent(text: str, n: int) -> str:
 
 
 # -- a grading report -------------------------------------------------------------------
-def report(rep: dict, repro: bool = True) -> str:
-    """One line per check (a failed one with its message and repro), then the diagnosis.
-    An untouched stub says 'not implemented yet' once."""
+def report(rep: dict, repro: bool = True, room: int | None = None) -> Text:
+    """One line per check (a failed one with its message, picture and repro), then the
+    diagnosis. An untouched stub says 'not implemented yet' once."""
     sym = symbols()
-    lines: list[str] = []
+    lines: list[Text | str] = _printed(rep.get("stdout") or "")
     checks = rep.get("checks") or []
-    n_pass, n_total = grading.counts(rep)
-    out = rep.get("stdout") or ""
-    if out.strip():
-        shown_lines = out.rstrip("\n").splitlines()
-        lines.append(click.style("  your code printed:", dim=True))
-        for ln in shown_lines[:8]:
-            lines.append(click.style(f"    | {ln}", dim=True))
-        if len(shown_lines) > 8:
-            lines.append(click.style(f"    | ... ({len(shown_lines) - 8} more lines)", dim=True))
-    if rep.get("not_implemented") and n_pass == 0:
-        messages = []
-        for c in checks:
-            m = (c.get("message") or "").strip()
-            low = m.lower()
-            if low.startswith("not implemented yet"):
-                m = m[len("not implemented yet"):].lstrip(" :.-")
-            if m and m not in messages:
-                messages.append(m)
-        for m in messages or ["not implemented yet"]:
-            lines.append(click.style(f"  {sym['todo']} ", fg="yellow") + m)
-        return "\n".join(lines)
+    if grading.untouched(rep):  # the summary says "not implemented yet"
+        functions = dict.fromkeys(c.get("function") for c in checks
+                                  if grading.status(c) == "not_implemented")
+        lines += [Text.assemble((f"  {sym['todo']} ", "yellow"),
+                                f"{f}: still the stub" if f else "still the stub")
+                  for f in functions]
+        return term.join(lines)
     for c in checks:
-        status = c.get("status") or ("passed" if c.get("passed") else "failed")
-        name = c.get("name", "check")
-        if c.get("passed"):
-            lines.append(f"  {click.style(sym['pass'], fg='green')} {name}")
-        elif status == "skipped":
-            lines.append(click.style(f"  {sym['skip']} {name} (skipped)", dim=True)
-                         + (f": {c['message']}" if c.get("message") else ""))
-        elif status == "not_implemented":
-            lines.append(f"  {click.style(sym['todo'], fg='yellow')} {name}: "
-                         + click.style("not implemented yet", fg="yellow"))
-        else:
-            lines.append(f"  {click.style(sym['fail'], fg='red', bold=True)} "
-                         + click.style(name, bold=True))
-            if c.get("message"):
-                lines.append(_indent(c["message"], 6))
-            if c.get("repro") and repro:
-                lines.append(click.style("      reproduce:", dim=True))
-                lines.append(_indent(c["repro"], 10))
+        lines += _check_lines(c, sym, repro, room)
     if rep.get("diagnosis"):
-        lines.append(click.style(f"  Likely cause: {rep['diagnosis']}", fg="magenta"))
-    return "\n".join(lines)
+        lines.append(Text(f"  Likely cause: {rep['diagnosis']}", style="magenta"))
+    return term.join(lines)
 
 
-def summary(rep: dict) -> str:
+def _printed(out: str) -> list[Text]:
+    """What the attempt printed, its first lines."""
+    if not out.strip():
+        return []
+    shown = out.rstrip("\n").splitlines()
+    lines = [Text("  your code printed:", style="dim")]
+    lines += [Text(f"    | {ln}", style="dim") for ln in shown[:8]]
+    if len(shown) > 8:
+        lines.append(Text(f"    | ... ({len(shown) - 8} more lines)", style="dim"))
+    return lines
+
+
+def _check_lines(c: dict, sym: dict, repro: bool, room: int | None) -> list[Text | str]:
+    status = grading.status(c)
+    name = c.get("name", "check")
+    if status == "passed":
+        return [Text.assemble(f"  ", (sym["pass"], "green"), f" {name}")]
+    if status == "skipped":
+        return [Text(f"  {sym['skip']} {name} (not run)"
+                     + (f": {c['message']}" if c.get("message") else ""), style="dim")]
+    if status == "not_implemented":
+        return [Text.assemble(f"  ", (sym["todo"], "yellow"), f" {name}: ",
+                              ("not implemented yet", "yellow"))]
+    lines: list[Text | str] = [Text.assemble("  ", (sym["fail"], "bold red"), " ",
+                                             (name, "bold"))]
+    if c.get("message"):
+        lines.append(_indent(c["message"], 6))
+    if c.get("picture"):
+        lines.append(picture.grid(c["picture"], indent=6, room=room))
+    if c.get("repro") and repro:
+        lines += [Text("      reproduce:", style="dim"), _indent(c["repro"], 10)]
+    return lines
+
+
+def summary(rep: dict) -> Text:
+    """'7/10 checks passed', or 'not implemented yet'."""
     n_pass, n_total = grading.counts(rep)
-    skipped = sum(1 for c in rep.get("checks") or [] if c.get("status") == "skipped")
-    if rep.get("not_implemented") and n_pass == 0:
+    skipped = sum(1 for c in rep.get("checks") or [] if grading.status(c) == "skipped")
+    if grading.untouched(rep):
         text = "not implemented yet"
     else:
-        text = f"{n_pass}/{n_total} checks passed"
-        if skipped:
-            text += f" ({skipped} skipped)"
+        text = f"{n_pass}/{n_total} checks passed" + (f" ({skipped} not run)" if skipped else "")
     color = "green" if rep.get("passed") else ("yellow" if rep.get("not_implemented") else "red")
-    return click.style(text, fg=color, bold=True)
+    return Text(text, style=f"bold {color}")
 
 
-# -- clocks ------------------------------------------------------------------------------
-def clock_text(row: dict, t: float) -> str:
-    """'12:31 used, 27:29 left', '3:05 over the 40:00 budget', with the clock's state."""
-    from practice.sessions import elapsed
-
-    used = elapsed(row, t)
+# -- clocks and results -----------------------------------------------------------------------
+def clock_text(row: dict, t: float) -> Text:
+    """'12:31 used, 27:29 left of 40:00', or '3:05 over the 40:00 budget', and the
+    clock's state."""
+    used = clock.elapsed(row, t)
     budget = row["budget"]
     if used <= budget:
-        text = f"{clock.fmt(used)} used, {clock.fmt(budget - used)} left of {clock.fmt(budget)}"
+        text = Text(f"{clock.fmt(used)} used, {clock.fmt(budget - used)} left of "
+                    f"{clock.fmt(budget)}")
     else:
-        text = click.style(f"{clock.fmt(used)} used, {clock.fmt(used - budget)} over the "
-                           f"{clock.fmt(budget)} budget", fg="red")
-    state = row.get("clock")
-    if state == "paused":
-        text += " (paused)"
-    elif state == "solved":
-        text += " (solved: clock stopped)"
-    elif state == "stopped":
-        text += " (finished)"
-    return text
-
-
-# -- tables ------------------------------------------------------------------------------
-def columns(rows: list[list[str]], header: list[str] | None = None) -> str:
-    """Left-aligned columns separated by two spaces, no borders. The first column first."""
-    table = ([header] if header else []) + rows
-    widths = [max(len(click.unstyle(r[i])) for r in table) for i in range(len(table[0]))]
-    out = []
-    for j, r in enumerate(table):
-        cells = []
-        for i, cell in enumerate(r):
-            pad = widths[i] - len(click.unstyle(cell))
-            cells.append(cell + " " * pad if i < len(r) - 1 else cell)
-        line = "  ".join(cells).rstrip()
-        out.append(click.style(line, bold=True) if header and j == 0 else line)
-    return "\n".join(out)
+        text = Text(f"{clock.fmt(used)} used, {clock.fmt(used - budget)} over the "
+                    f"{clock.fmt(budget)} budget", style="red")
+    state = {"paused": " (paused)", "solved": " (solved: clock stopped)",
+             "stopped": " (finished)"}.get(row.get("clock"), "")
+    return text + state
 
 
 def result_text(r: dict | None) -> str:
+    """The result of one grading row: 'passed 3/3', 'failed 1/3', 'not implemented'."""
     if not r:
         return "-"
     if r["passed"]:
@@ -157,73 +131,39 @@ def attempt_result(a: dict) -> str:
     return word
 
 
-def mock_report(data: dict) -> str:
-    sym = symbols()
-    m = data["mock"]
-    reason = {"deadline": "ended at the deadline", "submitted": "submitted"}.get(
-        m.get("end_reason") or "", "")
-    lines = [click.style(f"Interview report: mock interview #{m['id']} (seed {m['seed']})",
-                         bold=True)]
-    lines.append(f"Time used: {clock.fmt(m['time_used'] or 0)} of {clock.fmt(m['budget'])}"
-                 + (f", {reason}" if reason else ""))
-    lines.append("")
-    rows = []
-    for r in data["rows"]:
-        a, rep = r["attempt"], r["report"]
-        passed = bool(rep and rep.get("passed"))
-        if rep is None:
-            result = "not checked"
-        elif passed:
-            result = "passed"
-        elif rep.get("not_implemented") and not grading.counts(rep)[0]:
-            result = "not implemented"
-        else:
-            n_pass, n_total = grading.counts(rep)
-            result = f"failed {n_pass}/{n_total}"
-        mark = click.style(sym["pass"], fg="green") if passed else click.style(sym["fail"], fg="red")
-        t_used = a["time_used"] if a["time_used"] is not None else a["elapsed"]
-        rows.append([f"{mark} {a['kata']}", result, clock.fmt(t_used or 0),
-                     f"{r['n_checks']} check{'s' if r['n_checks'] != 1 else ''}"])
-    lines.append(columns(rows, ["  kata", "result", "time", "checks"]))
-    for r in data["rows"]:
-        if r.get("note"):
-            lines.append(f"  {r['attempt']['kata']}: {r['note']}")
-        if r["failing"]:
-            lines.append(f"  {r['attempt']['kata']} still fails:")
-            lines += [f"    - {name}" for name in r["failing"]]
-        if r["report"] and r["report"].get("diagnosis"):
-            lines.append(f"  {r['attempt']['kata']}, likely cause: {r['report']['diagnosis']}")
-    lines.append("")
-    lines.append(click.style("Follow-up questions to answer aloud:", bold=True))
-    for r in data["rows"]:
-        k = r["kata"]
-        if len(data["rows"]) > 1:
-            lines.append(f"  {k.name}:")
-        for i, q in enumerate(k.follow_ups, 1):
-            lines.append(textwrap.fill(q, width=88, initial_indent=f"  {i}. ",
-                                       subsequent_indent="     "))
-    return "\n".join(lines)
+def times(n: int) -> str:
+    """'never', 'once', '3 times'."""
+    return "never" if n == 0 else "once" if n == 1 else f"{n} times"
 
 
-def follow_ups(k) -> str:
-    lines = [click.style("An interviewer would ask next:", bold=True)]
+def gradings(n: int) -> str:
+    """'not graded', 'graded once', 'graded 3 times'."""
+    return "not graded" if n == 0 else f"graded {times(n)}"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# -- questions ----------------------------------------------------------------------------
+def follow_ups(k, heading: str = "An interviewer would ask next:", indent: int = 2) -> Text:
+    lines: list[Text | str] = [Text(heading, style="bold")] if heading else []
+    pad = " " * indent
     for i, q in enumerate(k.follow_ups, 1):
-        lines.append(textwrap.fill(q, width=88, initial_indent=f"  {i}. ",
-                                   subsequent_indent="     "))
-    return "\n".join(lines)
+        lines.append(textwrap.fill(q, width=min(88, term.width()), initial_indent=f"{pad}{i}. ",
+                                   subsequent_indent=pad + "   "))
+    return term.join(lines)
 
 
-def question(k) -> str:
+def question(k) -> Text:
     """The interview question: the stub's docstrings (module, then each function's,
     under its signature)."""
-    import ast
-
     try:
         source = k.stub.read_text(encoding="utf-8")
         tree = ast.parse(source)
     except (OSError, SyntaxError, ValueError):
-        return k.title
-    parts = []
+        return Text(k.title)
+    parts: list[Text | str] = []
     doc = ast.get_docstring(tree)
     if doc:
         parts.append(doc)
@@ -232,10 +172,10 @@ def question(k) -> str:
             fdoc = ast.get_docstring(node)
             m = re.search(rf"^def {node.name}\((.*?)\)\s*(?:->[^:]*)?:", source, re.M | re.S)
             args = " ".join(m.group(1).split()) if m else ast.unparse(node.args)
-            sig = click.style(f"def {node.name}({args}):", bold=True)
+            sig = Text(f"def {node.name}({args}):", style="bold")
             parts.append(sig + ("\n" + _indent(fdoc, 4) if fdoc else ""))
-    return "\n\n".join(parts) or k.title
+    return term.join(parts, "\n\n") if parts else Text(k.title)
 
 
-def path(p) -> str:
-    return click.style(paths.shown(p), fg="cyan", bold=True)
+def path(p) -> Text:
+    return Text(paths.shown(p), style="bold cyan")

@@ -25,6 +25,7 @@ class Due:
     due_at: float | None  # None: never tried
     interval_days: float
     reason: str
+    in_progress: bool = False  # an attempt at it is open now
 
     def sort_key(self, now: float) -> tuple:
         if not self.tried:
@@ -35,7 +36,7 @@ class Due:
 def quality(a: dict) -> int | None:
     """The quality of one finished attempt, or None if it says nothing (abandoned unchecked)."""
     if not a.get("passed"):
-        if a.get("end_reason") in ("fresh", "reset", "restarted") and not a.get("n_checks"):
+        if a.get("end_reason") in ("fresh", "reset") and not a.get("n_checks"):
             return None  # set aside before it was ever checked: no evidence either way
         return 1
     if a.get("solution_viewed"):
@@ -47,8 +48,10 @@ def quality(a: dict) -> int | None:
     return 5
 
 
-def plan(kata_names: list[str], finished: list[dict], now: float) -> list[Due]:
-    """Every kata, most needed first. `finished`: ended attempts, any order."""
+def plan(kata_names: list[str], finished: list[dict], now: float,
+         in_progress: frozenset[str] = frozenset()) -> list[Due]:
+    """Every kata, most needed first. `finished`: ended attempts, any order; katas in
+    `in_progress` say so in their reason (their rank is unchanged)."""
     by_kata: dict[str, list[dict]] = {k: [] for k in kata_names}
     for a in finished:
         if a["kata"] in by_kata and a.get("ended_at"):
@@ -67,8 +70,10 @@ def plan(kata_names: list[str], finished: list[dict], now: float) -> list[Due]:
             else:
                 reps, interval = 0, 1.0
             ease = max(1.3, ease + 0.1 - (5 - q) * (0.08 + (5 - q) * 0.02))
+        busy = k in in_progress
         if last_end is None:
-            out.append(Due(k, False, None, 0.0, "never tried"))
+            out.append(Due(k, False, None, 0.0,
+                           "in progress, never finished" if busy else "never tried", busy))
             continue
         due = last_end + interval * DAY
         reason = {
@@ -78,7 +83,8 @@ def plan(kata_names: list[str], finished: list[dict], now: float) -> list[Due]:
             4: "passed, but slowly",
             5: "passed quickly",
         }[last_q]
-        out.append(Due(k, True, due, interval, reason))
+        out.append(Due(k, True, due, interval, reason + ("; in progress now" if busy else ""),
+                       busy))
     order = {k: i for i, k in enumerate(kata_names)}
     out.sort(key=lambda d: (d.sort_key(now), order[d.kata]))
     return out
@@ -100,3 +106,11 @@ def pick(due: list[Due], count: int, now: float, seed: int) -> list[str]:
 
     ranked = sorted(due, key=lambda d: (bucket(d), rng.random()))
     return [d.kata for d in ranked[:count]]
+
+
+def draw(kata_names: list[str], count: int, seed: int) -> list[str]:
+    """`count` katas drawn by `seed` alone: the same seed, the same draw, whatever the
+    history (a mock interview that can be repeated, or shared)."""
+    import random
+
+    return random.Random(seed).sample(list(kata_names), count)

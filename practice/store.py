@@ -1,34 +1,42 @@
 """The practice database: sessions, checks and history in one sqlite3 file.
 
-Every write is one transaction (`with store.tx() as db:`), begun IMMEDIATE so two `kata`
+Every write is one transaction (`with store.tx() as s:`), begun IMMEDIATE so two `kata`
 processes (a `watch` and a `check`) queue for the write lock instead of failing; the file
-is in WAL mode so readers never wait for a writer. A file that is not a database, is
-damaged, or belongs to another program is renamed aside with a warning and a new one is
-started. `PRAGMA user_version` numbers the schema so it can grow; `application_id` marks
-the file as ours.
+is in WAL mode so readers never wait for a writer. A new database is built beside its
+final name and linked into place whole, so a file at that name is never half made by
+us: one that is empty, not a database, damaged, or another program's is renamed aside
+with a warning and a new one is started. A record whose text does not decode is moved
+into the table `set_aside` with a warning (practice.damage) and the rest stays usable.
+A folder that cannot be written is opened read-only: reading commands work, and every
+write raises ReadOnly. A write that fails (a full disk) raises WriteFailed and leaves
+the database as it was. `PRAGMA user_version` numbers the schema so it can grow;
+`application_id` marks the file as ours.
 """
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 from practice import paths
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_ID = 0x6B617461  # "kata"
 BUSY_TIMEOUT_MS = 15000
 
-# Version 1. Times are seconds since the epoch; durations are seconds.
+# Times are seconds since the epoch; durations are seconds.
 SCHEMA = """
 CREATE TABLE mocks (
     id          INTEGER PRIMARY KEY,
     started_at  REAL NOT NULL,
     budget      REAL NOT NULL,               -- seconds for the whole interview
     seed        INTEGER NOT NULL,            -- `kata mock --seed`, or the one drawn
+    seeded      INTEGER NOT NULL DEFAULT 1,  -- 1: picked by --seed alone; 0: by need
     clock       TEXT NOT NULL,               -- running | solved | stopped
     run_since   REAL,                        -- when the clock last started (NULL unless running)
     elapsed     REAL NOT NULL DEFAULT 0,     -- clock seconds before run_since
@@ -47,7 +55,7 @@ CREATE TABLE attempts (
     archive         TEXT,                    -- where its code was kept when set aside
     restarted_from  INTEGER REFERENCES attempts(id),
     started_at      REAL NOT NULL,
-    touched_at      REAL NOT NULL,           -- last start, resume or check: picks the open session
+    touched_at      REAL NOT NULL,           -- last start, resume, check or submit
     budget          REAL NOT NULL,
     clock           TEXT NOT NULL,           -- running | paused | solved | stopped
     run_since       REAL,
@@ -55,7 +63,7 @@ CREATE TABLE attempts (
     solved_at       REAL,                    -- clock seconds at the first all-pass grading
     state           TEXT NOT NULL,           -- open | submitted | archived
     ended_at        REAL,
-    end_reason      TEXT,                    -- submitted | fresh | reset | restarted | mock-ended
+    end_reason      TEXT,                    -- submitted | fresh | reset | mock-ended
     passed          INTEGER,                 -- final result, NULL while open
     time_used       REAL,                    -- clock seconds at the end
     overtime        INTEGER,
@@ -64,7 +72,7 @@ CREATE TABLE attempts (
 );
 CREATE INDEX attempts_by_kata ON attempts(kata, started_at);
 CREATE INDEX attempts_by_state ON attempts(state, touched_at);
-CREATE TABLE checks (
+CREATE TABLE checks (                        -- one row per grading
     id              INTEGER PRIMARY KEY,
     attempt_id      INTEGER NOT NULL REFERENCES attempts(id),
     at              REAL NOT NULL,
@@ -74,7 +82,7 @@ CREATE TABLE checks (
     not_implemented INTEGER NOT NULL,
     n_passed        INTEGER NOT NULL,
     n_total         INTEGER NOT NULL,
-    code            TEXT NOT NULL,           -- exactly what was graded
+    code            BLOB NOT NULL,           -- the bytes graded (text in version 1 rows)
     report          TEXT NOT NULL            -- the grader's report, JSON
 );
 CREATE INDEX checks_by_attempt ON checks(attempt_id, at);
@@ -85,11 +93,23 @@ CREATE TABLE events (
     attempt_id  INTEGER REFERENCES attempts(id),
     mock_id     INTEGER REFERENCES mocks(id),
     kind        TEXT NOT NULL,   -- start resume pause unpause solved unsolved hint solution
-                                 -- compare submit archive restart reset overtime mock-start mock-end
+                                 -- compare submit archive restart reset mock-start mock-end
     detail      TEXT
 );
 CREATE INDEX events_by_kata ON events(kata, kind);
+""" + """
+CREATE TABLE set_aside (                     -- records that could not be read, kept
+    id      INTEGER PRIMARY KEY,
+    at      REAL NOT NULL,
+    tbl     TEXT NOT NULL,                   -- the table the record was in
+    row_id  INTEGER NOT NULL,                -- its id there
+    reason  TEXT NOT NULL,
+    data    TEXT NOT NULL                    -- the record as JSON; undecodable text as {"hex": ...}
+);
 """
+# What version 1 lacked (its `code` column is declared TEXT and holds both kinds).
+MIGRATIONS = {1: ["ALTER TABLE mocks ADD COLUMN seeded INTEGER NOT NULL DEFAULT 1",
+                  SCHEMA[SCHEMA.index("CREATE TABLE set_aside"):].strip()]}
 
 
 def _statements(script: str) -> list[str]:
@@ -108,6 +128,24 @@ class StoreError(Exception):
     """A problem with the database that the user should read about (not a bug)."""
 
 
+class WriteFailed(StoreError):
+    """A write did not reach the disk (full, failing, or no longer writable); nothing of
+    it was kept."""
+
+
+class ReadOnly(StoreError):
+    """The work folder cannot be written, so nothing can be recorded."""
+
+
+class UnreadableText(Exception):
+    """Text in a record that does not decode as UTF-8 (see practice.damage)."""
+
+
+class RecordsSetAside(Exception):
+    """Unreadable records were set aside before the command wrote anything: run it again
+    from the start, so that nothing it read before differs from what it reads now."""
+
+
 class _Unusable(Exception):
     """The file at the database's path cannot be our database; set it aside."""
 
@@ -116,16 +154,39 @@ def _warn(msg: str) -> None:
     print(f"warning: {msg}", file=sys.stderr)
 
 
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UnreadableText(str(e)) from None
+
+
+def _errname(e: BaseException) -> str:
+    return getattr(e, "sqlite_errorname", "") or ""
+
+
 def _is_corruption(e: sqlite3.DatabaseError) -> bool:
     if isinstance(e, sqlite3.OperationalError):
         msg = str(e).lower()
         # locked or busy is a wait, never damage
         return "malformed" in msg or "not a database" in msg
-    name = getattr(e, "sqlite_errorname", "") or ""
-    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+    if _errname(e).startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
         return True
     msg = str(e).lower()
     return "malformed" in msg or "not a database" in msg or "corrupt" in msg
+
+
+def _is_read_only(e: BaseException) -> bool:
+    if isinstance(e, OSError):
+        return e.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
+    return (_errname(e).startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
+            or "readonly" in str(e) or "unable to open" in str(e))
+
+
+def _is_write_failure(e: BaseException) -> bool:
+    msg = str(e).lower()
+    return (_errname(e).startswith(("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY"))
+            or "disk" in msg or "readonly" in msg)
 
 
 class Store:
@@ -133,18 +194,30 @@ class Store:
         self.home = Path(home)
         self.path = self.home / paths.DB_NAME
         self.warn = warn
-        self.home.mkdir(parents=True, exist_ok=True)
+        self.readonly = False
+        self.wrote = False  # a transaction of this store has committed
         self.db = self._open()
+        self.db.row_factory = sqlite3.Row
+        self.db.text_factory = _text
 
     # -- opening -------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            return self._open_writable()
+        except (OSError, sqlite3.OperationalError) as e:
+            if not _is_read_only(e):
+                raise
+            return self._open_read_only(e)
+
+    def _open_writable(self) -> sqlite3.Connection:
         try:
             return self._open_once()
         except _Unusable as e:
             self.set_aside(str(e))
         except sqlite3.DatabaseError as e:
             if not _is_corruption(e):
-                raise StoreError(f"cannot open {self.path}: {e}") from e
+                raise
             self.set_aside(f"it is damaged ({e})")
         try:
             return self._open_once()
@@ -152,33 +225,68 @@ class Store:
             raise StoreError(f"cannot start a new database at {self.path}: {e}") from e
 
     def _open_once(self) -> sqlite3.Connection:
-        if self.path.exists():
-            with open(self.path, "rb") as f:
-                head = f.read(16)
-            if head and head != b"SQLite format 3\x00" and len(head) == 16:
-                raise _Unusable("it is not an SQLite database")
-            if head and len(head) < 16:
-                raise _Unusable("it is not an SQLite database (truncated)")
+        if not self.path.exists():
+            self._create()
+        with open(self.path, "rb") as f:
+            head = f.read(16)
+        if not head:
+            raise _Unusable("it is empty (0 bytes)")
+        if head != b"SQLite format 3\x00":
+            raise _Unusable("it is not an SQLite database"
+                            + (" (truncated)" if len(head) < 16 else ""))
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
-            db.row_factory = sqlite3.Row
             db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            app = db.execute("PRAGMA application_id").fetchone()[0]
-            if version == SCHEMA_VERSION and app == APPLICATION_ID:
-                ok = db.execute("PRAGMA quick_check").fetchone()[0]
-                if ok != "ok":
-                    raise _Unusable(f"it is damaged ({ok})")
-                db.execute("PRAGMA foreign_keys = ON")
-                return db
-            self._initialise(db)
+            self._check_ours(db)
             db.execute("PRAGMA foreign_keys = ON")
             return db
         except BaseException:
             db.close()
             raise
 
+    def _check_ours(self, db: sqlite3.Connection, writable: bool = True) -> None:
+        """Make sure `db` is our database at SCHEMA_VERSION (migrating an older one)."""
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        app = db.execute("PRAGMA application_id").fetchone()[0]
+        if app == APPLICATION_ID and version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} was written by a newer version of attention-katas "
+                f"(schema {version}, this one knows {SCHEMA_VERSION}); upgrade with "
+                "`pip install -e .` in the repository")
+        if app == APPLICATION_ID and version == SCHEMA_VERSION:
+            ok = db.execute("PRAGMA quick_check").fetchone()[0]
+            if ok != "ok":
+                raise _Unusable(f"it is damaged ({ok})")
+            return
+        if not writable:
+            raise StoreError(f"{self.path} needs an upgrade, and its folder is read-only")
+        self._initialise(db)
+
+    def _create(self) -> None:
+        """Build a new, empty database beside the path and link it into place whole (if
+        another process got there first, its database is used)."""
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".new", dir=self.home)
+        os.close(fd)
+        try:
+            db = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("BEGIN")
+                for statement in _statements(SCHEMA):
+                    db.execute(statement)
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                db.execute("COMMIT")
+            finally:
+                db.close()
+            paths.link_new(Path(tmp), self.path)
+        finally:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                paths.unlink_quietly(tmp + suffix)
+
     def _initialise(self, db: sqlite3.Connection) -> None:
+        """Bring an existing file up to SCHEMA_VERSION: an empty SQLite database that no
+        program has used yet, or our own at an older version."""
         if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             db.execute("PRAGMA journal_mode = WAL")
         db.execute("BEGIN IMMEDIATE")
@@ -186,36 +294,50 @@ class Store:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             app = db.execute("PRAGMA application_id").fetchone()[0]
             tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-            if app == APPLICATION_ID and version > SCHEMA_VERSION:
-                db.rollback()
-                raise StoreError(
-                    f"{self.path} was written by a newer version of attention-katas "
-                    f"(schema {version}, this one knows {SCHEMA_VERSION}); upgrade with "
-                    "`pip install -e .` in the repository"
-                )
-            if app == APPLICATION_ID and version == SCHEMA_VERSION:
+            if app == APPLICATION_ID and version >= SCHEMA_VERSION:
                 db.rollback()  # another process initialised it meanwhile
                 return
             if app != APPLICATION_ID and (tables or version):
-                db.rollback()
                 raise _Unusable("it belongs to another program")
-            if app == 0 and version == 0:
-                for statement in _statements(SCHEMA):
-                    db.execute(statement)
-                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                db.commit()
-                return
-            self._migrate(db, version)
+            if app != APPLICATION_ID:
+                statements = _statements(SCHEMA)
+            elif version in MIGRATIONS:
+                statements = MIGRATIONS[version]
+            else:
+                raise _Unusable(f"it has an unknown schema version {version}")
+            for statement in statements:
+                db.execute(statement)
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.commit()
         except BaseException:
             if db.in_transaction:
                 db.rollback()
             raise
 
-    def _migrate(self, db: sqlite3.Connection, version: int) -> None:
-        """Bring an older schema up to SCHEMA_VERSION (none older exists yet)."""
-        raise _Unusable(f"it has an unknown schema version {version}")
+    def _open_read_only(self, cause: BaseException) -> sqlite3.Connection:
+        """The folder cannot be written: read the database as it is (or an empty one
+        when there is none); every write will raise ReadOnly."""
+        self.readonly = True
+        if not self.path.is_file():
+            db = sqlite3.connect(":memory:", isolation_level=None)
+            for statement in _statements(SCHEMA):
+                db.execute(statement)
+            return db
+        uri = self.path.resolve().as_uri()
+        # mode=ro reads a WAL database whose -wal and -shm files exist; immutable=1 also
+        # reads one without them, which a folder nobody can write cannot change anyway.
+        for query in ("?mode=ro", "?mode=ro&immutable=1"):
+            try:
+                db = sqlite3.connect(uri + query, uri=True, isolation_level=None)
+                self._check_ours(db, writable=False)
+                return db
+            except sqlite3.OperationalError:
+                continue
+            except _Unusable as e:
+                raise StoreError(f"{self.path} cannot be used ({e}) and its folder is "
+                                 "read-only, so it cannot be set aside") from None
+        raise StoreError(f"cannot read {self.path}: {cause}") from cause
 
     def set_aside(self, reason: str) -> Path | None:
         """Rename the database file (and its WAL files) aside and warn on stderr."""
@@ -245,20 +367,57 @@ class Store:
         self.db.close()
 
     # -- transactions ----------------------------------------------------------------
+    def read_only_error(self) -> ReadOnly:
+        return ReadOnly(f"the work folder {self.home} is read-only, so nothing can be "
+                        "recorded there (KATA_HOME names another folder)")
+
+    def require_writable(self) -> None:
+        """ReadOnly before a command writes any file, when the folder is read-only."""
+        if self.readonly:
+            raise self.read_only_error()
+
     @contextmanager
     def tx(self):
-        """One atomic write: everything inside commits together or not at all."""
-        self.db.execute("BEGIN IMMEDIATE")
+        """One atomic write: everything inside commits together or not at all. Yields the
+        store itself, so the queries of practice.records run inside the transaction."""
+        if self.readonly:
+            raise self.read_only_error()
         try:
-            yield self.db
-        except BaseException:
-            self.db.rollback()
-            raise
-        else:
+            self.db.execute("BEGIN IMMEDIATE")
+            yield self
             self.db.commit()
+            self.wrote = True
+        except BaseException as e:
+            if self.db.in_transaction:
+                self.db.rollback()
+            if isinstance(e, sqlite3.OperationalError) and _is_write_failure(e):
+                raise WriteFailed(f"could not write to {self.path}: {e}"
+                                  + (" (is the disk full?)" if "I/O" in str(e) else "")) from e
+            raise
+
+    def execute(self, sql: str, args=()) -> sqlite3.Cursor:
+        """Run a statement that writes (read with `one` or `all`)."""
+        return self.db.execute(sql, args)
 
     def one(self, sql: str, args=()) -> sqlite3.Row | None:
-        return self.db.execute(sql, args).fetchone()
+        return self._read(lambda: self.db.execute(sql, args).fetchone())
 
     def all(self, sql: str, args=()) -> list[sqlite3.Row]:
-        return self.db.execute(sql, args).fetchall()
+        return self._read(lambda: self.db.execute(sql, args).fetchall())
+
+    def _read(self, fetch):
+        """Run a read; if a record in it does not decode, set the unreadable records
+        aside (practice.damage), then have the command start again if it has written
+        nothing yet, else read again."""
+        try:
+            return fetch()
+        except UnreadableText:
+            from practice import damage
+
+            damage.set_aside_unreadable(self)
+            if not self.wrote and not self.db.in_transaction:
+                raise RecordsSetAside() from None
+        try:
+            return fetch()
+        except UnreadableText as e:
+            raise StoreError(f"a record of {self.path} cannot be read ({e})") from None

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 import threading
 import time
 from pathlib import Path
 
-import click
+from rich.text import Text
 
-from practice import clock, paths, render
+from practice import clock, messages, paths, records, render, term
+from practice import mock as mocks
 from practice.sessions import Practice
 
 SETTLE = 0.15  # seconds a file must stay unchanged before it is graded
@@ -76,13 +76,14 @@ class Target:
         self.sig = None
         self.graded_digest = None
         self.report: dict | None = None
+        self.note: str | None = None  # why the last grading was not recorded
         self.graded_at: float | None = None
 
 
 def run(p: Practice, attempts: list[dict], poll: bool = False, interval: float = 1.0,
-        echo=click.echo) -> None:
+        echo=term.out) -> None:
     targets = [Target(a) for a in attempts]
-    live = sys.stdout.isatty()
+    live = term.live()
     event = threading.Event()
     observer = None
     if not poll:
@@ -122,8 +123,7 @@ def run(p: Practice, attempts: list[dict], poll: bool = False, interval: float =
                 _draw(p, targets, how, echo)
     except KeyboardInterrupt:
         echo("")
-        state = _clock_line(p, targets)
-        echo(f"Stopped watching. {state}")
+        echo(Text("Stopped watching. ") + _clock_line(p, targets))
         if any(t.attempt["clock"] == "running" for t in targets):
             echo("The clock keeps running: `kata pause` stops it, `kata submit` finishes.")
     finally:
@@ -147,11 +147,11 @@ def _deadline(p: Practice, targets: list[Target], echo) -> bool:
     """End a mock interview whose time is up, print its report; True if it ended."""
     if targets[0].attempt["mode"] != "mock":
         return False
-    report = p.expire_mock()
+    report = mocks.expire(p)
     if report:
         echo("")
-        echo(click.style("Time is up: the mock interview is over.", fg="yellow", bold=True))
-        echo(render.mock_report(report))
+        echo(Text("Time is up: the mock interview is over.", style="bold yellow"))
+        echo(messages.mock_report(report))
         for t in targets:
             t.attempt = p.attempt(t.attempt["id"])
     return bool(report)
@@ -162,59 +162,60 @@ def _grade(p: Practice, t: Target) -> None:
     if not t.path.is_file():
         t.report = None
         return
-    t.graded_digest = _digest(t.path)
     fresh = p.attempt(t.attempt["id"])
-    report, t.attempt = p.grade(fresh, "watch")
-    t.report = report
+    g = p.grade(fresh, "watch")
+    t.graded_digest = hashlib.sha256(g.code).hexdigest()  # of the bytes graded
+    t.report, t.attempt, t.note = g.report, g.attempt, g.note
     t.graded_at = clock.now()
 
 
 def _block(p: Practice, t: Target, repro: bool = True) -> str:
     a = t.attempt
-    head = click.style(f"{a['kata']}: {paths.shown(t.path)}", bold=True)
+    head = Text(f"{a['kata']}: {paths.shown(t.path)}", style="bold")
     if t.report is None:
-        return f"{head}\n  (the file is missing)"
+        return term.join([head, "  (the file is missing)"])
     when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"
-    return "\n".join([head, render.report(t.report, repro=repro),
-                      render.summary(t.report) + click.style(f"  (graded {when})", dim=True)])
+    return term.join([head, render.report(t.report, repro=repro),
+                      render.summary(t.report) + Text(f"  (graded {when})", style="dim")]
+                     + ([Text(t.note, style="yellow")] if t.note else []))
 
 
-def _clock_line(p: Practice, targets: list[Target]) -> str:
+def _clock_line(p: Practice, targets: list[Target]) -> Text:
     now = clock.now()
     a = targets[0].attempt
     if a["mode"] == "mock":
-        m = dict(p.store.one("SELECT * FROM mocks WHERE id = ?", (a["mock_id"],)))
-        text = f"Mock interview: {render.clock_text(m, now)}"
+        m = records.mock(p.store, a["mock_id"])
+        text = Text("Mock interview: ") + render.clock_text(m, now)
     else:
         a = p.attempt(a["id"])
-        text = f"Clock: {render.clock_text(a, now)}"
+        text = Text("Clock: ") + render.clock_text(a, now)
     if all(t.report and t.report.get("passed") for t in targets):
-        text += click.style("  Every check passes: `kata submit` records it.", fg="green")
+        text += Text("  Every check passes: `kata submit` records it.", style="green")
     return text
 
 
 def _draw(p: Practice, targets: list[Target], how: str, echo, note: str = "") -> None:
     """Redraw the screen: the clock on top, the checks (without repro code, which
     `kata check` prints), cut to the terminal's height so the countdown stays in view."""
-    import shutil
-
-    cols, rows = shutil.get_terminal_size((100, 40))
-    body = []
+    cols, rows = term.width(), term.height()
+    body: list[Text] = []
     for t in targets:
-        body += _block(p, t, repro=False).splitlines() + [""]
-    footer = click.style(f"Save to re-grade ({how}). Ctrl-C to leave."
-                         + (f"  {note}" if note else ""), dim=True)
+        body += list(_block(p, t, repro=False).split("\n", allow_blank=True)) + [Text("")]
+    footer = Text(f"Save to re-grade ({how}). Ctrl-C to leave." + (f"  {note}" if note else ""),
+                  style="dim")
 
-    def height(line: str) -> int:
-        return max(1, -(-len(click.unstyle(line)) // max(1, cols)))
+    def height(line: Text) -> int:
+        return max(1, -(-line.cell_len // max(1, cols)))
 
-    room = rows - 1 - height(_clock_line(p, targets)) - 1 - height(footer)
+    top = _clock_line(p, targets)
+    room = rows - 1 - height(top) - 1 - height(footer)
     shown, used = [], 0
     for i, line in enumerate(body):
         if used + height(line) > room - 1 and i < len(body) - 1:
-            shown.append(click.style(f"... {len(body) - i} more lines: `kata check` shows "
-                                     "them all", dim=True))
+            shown.append(Text(f"... {len(body) - i} more lines: `kata check` shows them all",
+                              style="dim"))
             break
         shown.append(line)
         used += height(line)
-    echo("\x1b[H\x1b[2J" + "\n".join([_clock_line(p, targets), ""] + shown + [footer]))
+    term.clear()
+    echo(term.join([top, ""] + shown + [footer]))

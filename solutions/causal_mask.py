@@ -36,9 +36,9 @@ def causal_mask(t_q, t_k=None):
         the dtype is bool and the shape (t_q, t_k), with t_k given and omitted; the
         strict upper triangle for t_k = t_q (sizes 1 and up, odd and even); the
         bottom-right alignment for t_q < t_k, t_q = 1 included; ValueError for
-        t_q > t_k. For `apply_causal_mask`, see its own docstring. Both functions are
-        called many times, at large sizes wherever that is cheap to grade, and
-        apply_causal_mask on scores that may be views, Fortran-ordered or read-only.
+        t_q > t_k, t_k = 0 included. For `apply_causal_mask`, see its own docstring.
+        Both functions are called many times in a row (each result must stay as it
+        was returned), with more than 1024 queries and with more than 4096 keys.
 
     Time budget: 15 minutes.
     """
@@ -75,10 +75,12 @@ def apply_causal_mask(scores):
 
     What the grader checks
         the output shape; exactly -inf at the blocked entries and the scores unchanged
-        elsewhere; agreement with the reference with no, one and two leading axes,
-        t_q = t_k and t_q < t_k, in float64 and float32; after a softmax over the last
-        axis the future gets weight exactly 0 and each row sums to 1; ValueError for
-        t_q > t_k; scores left unchanged and not returned as the result.
+        elsewhere, exact zeros included; agreement with the reference with no, one and
+        two leading axes, t_q = t_k and t_q < t_k, in float64 and float32; after a
+        softmax over the last axis the future gets weight exactly 0 and each row sums
+        to 1; ValueError for t_q > t_k; scores left unchanged and not returned as the
+        result; the same answers for scores that are views, Fortran-ordered or
+        read-only.
     """
     t_q, t_k = scores.shape[-2:]
     mask = causal_mask(t_q, t_k)              # (t_q, t_k); broadcasts over the leading axes

@@ -31,13 +31,14 @@ def rms_norm(x, weight, eps=1e-6):
         several shapes, seeds and dtypes (d = 1, odd d, float32 and float64); each
         output row has RMS 1 when weight is all ones (up to what eps takes off); with
         eps = 0, rescaling x by a positive number changes nothing; each row is
-        normalised on its own; a constant row comes out as weight; weight scales each
-        feature by its own value; tiny and huge inputs (1e-20 to 1e15, float64, and a
-        row of zeros) give finite values that agree with the reference; the place of
-        eps in the formula (checked with eps = 1 on small x); x and weight left
-        unchanged. Your function is called many times, on inputs that may be views,
-        Fortran-ordered or read-only, and at large sizes wherever that is cheap to
-        grade.
+        normalised on its own; a constant row comes out as weight times the sign of
+        its constant; weight scales each feature by its own value; tiny and huge inputs
+        (1e-20 to 1e15, float64, and a row of zeros) give finite values that agree with
+        the reference; the place of eps in the formula (checked with eps = 1 and 0.25
+        on small x); x and weight left unchanged. Your function is called many times in
+        a row (each result must stay as it was returned), on inputs that may be views,
+        Fortran-ordered or read-only, and with more than 4096 vectors and more than
+        4096 features.
 
     Time budget: 10 minutes.
     """

@@ -40,10 +40,11 @@ def single_head_attention(x, W_q, W_k, W_v, causal=True):
         position still sees itself and its past; with causal=False every position sees
         every position; truncating x leaves the earlier outputs unchanged (causal);
         shuffling the rows of x shuffles out and the weights the same way (causal=False);
-        no NaN or inf for scores near 1e4, in float64 and float32; the inputs are left
-        unchanged. Your function is called many times, on inputs that may be views,
-        Fortran-ordered or read-only, and at large sizes wherever that is cheap to
-        grade.
+        no NaN or inf for scores near 1e4, in float64 and float32; rows of x that are
+        exactly zero are attended to like any other; weights as small as exp(-60) agree
+        in float64; the inputs are left unchanged. Your function is called many times in
+        a row, causal and not (each result must stay as it was returned), on inputs
+        that may be views, Fortran-ordered or read-only, and with T = 1025.
 
     Time budget: 20 minutes.
     """

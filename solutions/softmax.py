@@ -27,10 +27,12 @@ def softmax(z, axis=-1):
         the output shape; agreement with the reference on several shapes and seeds
         (size-1 axes, odd sizes, every axis, negative or not), in float64 and float32;
         every slice sums to 1; finite, correct results for logits of magnitude 1e4 in
-        both dtypes; -inf entries give exactly 0; adding a constant to a slice changes
-        nothing; z is left unchanged. Your function is called many times, on inputs that
-        may be views, Fortran-ordered or read-only, and at large sizes wherever that is
-        cheap to grade.
+        both dtypes, for slices of exact zeros and for slices whose entries are all far
+        below zero (around -800 and -1e4); probabilities as small as exp(-60) agree in
+        float64; -inf entries give exactly 0; adding a constant to a slice changes
+        nothing; z is left unchanged. Your function is called many times in a row (each
+        result must stay as it was returned), on inputs that may be views,
+        Fortran-ordered or read-only, and on slices and arrays longer than 4096.
 
     Time budget: 10 minutes.
     """

@@ -14,6 +14,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 T0 = 1_750_000_000.0  # a fixed "now" for the clock
+TERMINAL_ENV = ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM")
 
 
 class FakeClock:
@@ -27,10 +28,12 @@ class FakeClock:
         self.t += seconds
 
 
-def stand_in_report(kata: str, path) -> dict:
-    """A report decided by markers in the file: NotImplementedError, `# PASS`, else a
-    failure with a message, a repro and a diagnosis."""
-    code = Path(path).read_text(encoding="utf-8")
+def stand_in_report(kata: str, path, source: bytes | None = None) -> dict:
+    """A report decided by markers in the file's bytes (`source`, as the caller read them,
+    else the file): NotImplementedError, `# PASS`, else a failure with a message, a repro
+    and a diagnosis."""
+    raw = Path(path).read_bytes() if source is None else source
+    code = raw.decode("utf-8", errors="replace")
 
     def check(name, passed, message="", status=None, repro=None):
         return {"name": name, "passed": passed, "message": message, "repro": repro,
@@ -79,10 +82,10 @@ def install_stand_ins(root: Path, calls: list | None = None) -> None:
 
     catalogue.ROOT = Path(root)
 
-    def grade(kata, path):
+    def grade(kata, path, source=None):
         if calls is not None:
             calls.append((kata, str(path)))
-        return stand_in_report(kata, path)
+        return stand_in_report(kata, path, source)
 
     grading.grade = grade
 
@@ -145,14 +148,14 @@ def kenv(tmp_path, monkeypatch) -> KataEnv:
     fake = FakeClock()
     calls: list = []
     monkeypatch.setenv("KATA_HOME", str(home))
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("KATA_FAULT", raising=False)
+    for name in TERMINAL_ENV + ("KATA_FAULT",):  # output as to a pipe, whatever runs the tests
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(clock, "now", fake)
     monkeypatch.setattr(catalogue, "ROOT", root)
 
-    def grade(kata, path):
+    def grade(kata, path, source=None):
         calls.append((kata, str(path)))
-        return stand_in_report(kata, path)
+        return stand_in_report(kata, path, source)
 
     monkeypatch.setattr(grading, "grade", grade)
     return KataEnv(home, root, fake, calls)
@@ -160,7 +163,8 @@ def kenv(tmp_path, monkeypatch) -> KataEnv:
 
 @pytest.fixture
 def subprocess_env(tmp_path) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KATA_")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("KATA_") and k not in TERMINAL_ENV}
     env["KATA_HOME"] = str(tmp_path / "home")
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env["NO_COLOR"] = "1"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 
@@ -200,12 +201,14 @@ def test_check_json_prints_exactly_one_object_on_stdout(kenv, tmp_path):
     assert r.exit_code == 1
     report = json.loads(r.stdout)
     assert report["kata"] == "softmax" and report["passed"] is False
+    assert report["recorded"] is True
     assert "not implemented yet" in report["checks"][0]["message"]
     assert "used" in r.stderr  # the clock goes to stderr
     f = tmp_path / "softmax.py"
     f.write_text("# PASS\n")
     r = kenv.run("check", "--file", str(f), "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["passed"] is True
+    assert json.loads(r.stdout)["recorded"] is False  # --file records nothing
 
 
 def test_check_records_the_code_it_graded_and_shows_the_time(kenv):
@@ -217,7 +220,7 @@ def test_check_records_the_code_it_graded_and_shows_the_time(kenv):
     assert "1:01 used, 8:59 left of 10:00" in r.stdout
     con = kenv.db()
     c = con.execute("SELECT * FROM checks").fetchone()
-    assert c["code"] == "def softmax(z): return z\n" and c["clock"] == 61 and c["passed"] == 0
+    assert c["code"] == b"def softmax(z): return z\n" and c["clock"] == 61 and c["passed"] == 0
     assert json.loads(c["report"])["checks"][1]["name"] == "rows sum to 1"
 
 
@@ -292,7 +295,6 @@ def test_passing_stops_the_clock_and_failing_again_restarts_it(kenv):
 # -- status, pause, resume ----------------------------------------------------------------
 def test_status_pause_resume(kenv):
     assert "No kata in progress" in kenv.run("status").stdout
-    assert kenv.run("pause").exit_code == 1
     kenv.run("start", "softmax")
     kenv.clock.advance(42)
     r = kenv.run("pause")
@@ -310,11 +312,25 @@ def test_status_pause_resume(kenv):
     assert kinds.count("pause") == 1 and kinds.count("unpause") == 1
 
 
-def test_resume_without_anything_in_progress_is_an_error(kenv):
-    r = kenv.run("resume")
-    assert r.exit_code == 1 and "no kata is in progress" in r.stderr
-    r = kenv.run("resume", "softmax")
-    assert r.exit_code == 1
+@pytest.mark.parametrize("args", [["check"], ["hint"], ["watch"], ["compare"], ["submit"],
+                                  ["pause"], ["resume"], ["pause", "softmax"],
+                                  ["resume", "softmax"], ["submit", "softmax"]])
+def test_nothing_in_progress_is_a_usage_error_for_every_command(kenv, args):
+    r = kenv.run(*args)
+    assert r.exit_code == 2, (args, r.stderr)
+    assert "in progress" in r.stderr or "nothing to grade" in r.stderr
+
+
+def test_pause_takes_a_kata_name_as_resume_does(kenv):
+    kenv.run("start", "softmax")
+    kenv.clock.advance(12)
+    r = kenv.run("pause", "softmax")
+    assert r.exit_code == 0 and "Paused softmax at 0:12" in r.stdout
+    r = kenv.run("pause", "softmax")
+    assert r.exit_code == 1 and "already paused" in r.stderr
+    assert kenv.run("pause", "rope").exit_code == 2  # not in progress
+    assert kenv.run("pause", "sofmax").exit_code == 2  # not a kata
+    assert "Resumed softmax" in kenv.run("resume", "softmax").stdout
 
 
 # -- hints ----------------------------------------------------------------------------------
@@ -346,13 +362,13 @@ def test_submit_records_the_result_and_shows_follow_ups(kenv):
     kenv.write("softmax", "# PASS\n")
     r = kenv.run("submit")
     assert r.exit_code == 0
-    assert "Recorded: passed in 3:20 of 10:00; 1 check, 1 hint, solution not viewed" in r.stdout
+    assert "Recorded: passed in 3:20 of 10:00; graded once, 1 hint, solution not viewed" in r.stdout
     for q in k.follow_ups:
         assert q[:40] in r.stdout.replace("\n     ", " ")
     con = kenv.db()
     a = con.execute("SELECT * FROM attempts").fetchone()
     assert (a["state"], a["passed"], a["time_used"], a["hints"]) == ("submitted", 1, 200, 1)
-    assert kenv.run("submit").exit_code == 1  # nothing open any more
+    assert kenv.run("submit").exit_code == 2  # nothing in progress any more
     assert "No kata in progress" in kenv.run("status").stdout
 
 
@@ -471,10 +487,10 @@ def test_history_replays_an_attempt_check_by_check(kenv):
     r = kenv.run("history", "softmax", "--attempt", "1")
     assert r.exit_code == 0
     out = r.stdout
-    assert "check 1 at 0:10" in out and "not implemented yet" in out
-    assert "check 2 at 1:00" in out and "failing: rows sum to 1" in out
+    assert "grading 1 at 0:10" in out and "not implemented yet" in out
+    assert "grading 2 at 1:00" in out and "failing: rows sum to 1" in out
     assert "hint 1:" in out
-    assert "check 3 at 1:50" in out and "3/3 checks passed" in out
+    assert "grading 3 at 1:50" in out and "3/3 checks passed" in out
     assert "+    return z  # PASS" in out and "-    return z" in out
     full = kenv.run("history", "softmax", "--attempt", "1", "--full").stdout
     assert full.count("|def softmax(z):") == 2
@@ -500,14 +516,14 @@ def test_default_work_folder_is_inside_the_repository(monkeypatch):
 
 
 def test_a_database_error_mid_command_is_not_a_traceback(kenv, monkeypatch):
-    from practice import sessions
+    from practice import records
 
     kenv.run("start", "softmax")
 
-    def broken(self):
+    def broken(s):
         raise sqlite3.DatabaseError("database disk image is malformed")
 
-    monkeypatch.setattr(sessions.Practice, "open_attempts", broken)
+    monkeypatch.setattr(records, "open_attempts", broken)
     r = kenv.run("status")
     assert r.exit_code == 1 and "run the command again" in r.stderr
 
@@ -554,3 +570,97 @@ def test_an_unwritable_work_folder_is_a_clear_error(kenv, tmp_path):
     blocker.write_text("x")
     r = kenv.run("status", env={"KATA_HOME": str(blocker / "home")})
     assert r.exit_code == 1 and "Error:" in r.stderr
+
+
+# -- hints and the reference after passing or after the time is up -----------------------------
+def test_a_hint_after_passing_says_it_does_not_count(kenv):
+    kenv.run("start", "softmax")
+    kenv.write("softmax", "# PASS\n")
+    kenv.run("check")
+    r = kenv.run("hint")
+    total = len(catalogue.get("softmax").hints)
+    assert f"Hint 1 of {total}" in r.stdout and "does not count against it" in r.stdout
+    st = kenv.run("status").stdout
+    assert f"hints:  0 of {total} (and 1 after passing, not counted)" in st
+    assert "0 hints" in kenv.run("submit").stdout
+    con = kenv.db()
+    assert con.execute("SELECT count(*) FROM events WHERE kind = 'hint'").fetchone()[0] == 1
+
+
+def test_viewing_the_solution_after_the_time_is_up_is_recorded(kenv):
+    kenv.run("start", "softmax", "--minutes", "1")
+    kenv.clock.advance(90)
+    r = kenv.run("solution", "softmax")  # time is up: no question asked
+    assert r.exit_code == 0 and "# PASS" in r.stdout
+    con = kenv.db()
+    assert con.execute("SELECT solution_viewed FROM attempts").fetchone()[0] == 1
+    detail = con.execute("SELECT detail FROM events WHERE kind = 'solution'").fetchone()[0]
+    assert detail == "before passing, after the time was up"
+    kenv.write("softmax", "# PASS\n")
+    assert "solution viewed" in kenv.run("submit").stdout
+
+
+def test_bare_compare_after_submit_compares_the_kata_just_submitted(kenv):
+    kenv.run("start", "softmax")
+    kenv.run("start", "rope")  # softmax is paused, still open
+    kenv.write("rope", "x = 1\n")
+    assert kenv.run("submit").exit_code == 1  # rope, not passed
+    r = kenv.run("compare")  # no terminal, no --yes: an ended attempt spoils nothing
+    assert r.exit_code == 0, r.stderr
+    assert "yours: rope.py" in r.stdout and "reference: rope.py" in r.stdout
+
+
+def test_the_spoiler_question_says_why_it_asks(kenv):
+    r = kenv.run("solution", "rope", input="n\n")
+    assert "You have not tried rope yet" in r.stderr
+    kenv.run("start", "rope")
+    r = kenv.run("solution", "rope", input="n\n")
+    assert "its time is not up" in r.stderr
+    kenv.run("reset", "rope")
+    r = kenv.run("solution", "rope", input="n\n")
+    assert "You have not passed rope." in r.stderr
+
+
+def test_what_to_practise_next_says_in_progress(kenv):
+    kenv.run("start", "causal_mask")
+    nxt = kenv.run("history").stdout.split("What to practise next")[1]
+    assert re.search(r"causal_mask\s+in progress\s+in progress, never finished", nxt)
+    kenv.run("submit")
+    kenv.run("start", "causal_mask")
+    nxt = kenv.run("history", "causal_mask").stdout.split("What to practise next")[1]
+    assert re.search(r"causal_mask .*not passed last time; in progress now", nxt)
+
+
+def test_checks_are_properties_and_gradings_are_runs(kenv):
+    kenv.run("start", "softmax")
+    for _ in range(3):
+        kenv.run("check")
+    st = kenv.run("status").stdout
+    assert "graded: 3 times" in st and "checks:" not in st
+    kenv.write("softmax", "# PASS\n")
+    out = kenv.run("submit").stdout
+    assert "3/3 checks passed" in out and "graded 4 times" in out
+    assert not re.search(r"\d+ checks?[,.]", out.replace("3/3 checks passed", ""))
+    hist = kenv.run("history", "softmax").stdout
+    assert re.search(r"^kata .* graded ", hist, re.M)
+    replay = kenv.run("history", "softmax", "--attempt", "1").stdout
+    assert "grading 4 at" in replay and "check 4" not in replay
+
+
+# -- the work folder --------------------------------------------------------------------------
+def test_help_and_readme_say_where_the_work_folder_is_for_each_install(kenv):
+    from pathlib import Path
+
+    text = " ".join(kenv.run("--help").stdout.split())
+    for words in ("KATA_HOME", "pip install -e .", "work/ in the repository", "pip install .",
+                  "~/.local/share/attention-katas", "Application Support", "LOCALAPPDATA"):
+        assert words in text, words
+    assert "Work folder: " + str(kenv.home) in kenv.run("status").stdout
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## The work folder")[1].split("\n## ")[0]
+    for words in ("KATA_HOME", "pip install -e .", "pip install .", ".local/share/attention-katas",
+                  "Application Support", "LOCALAPPDATA", "kata status"):
+        assert words in section, words
+    completion = readme.split("## Shell completion")[1].split("\n## ")[0]
+    for shell in ("bash", "zsh", "fish"):
+        assert f"_KATA_COMPLETE={shell}_source kata" in completion

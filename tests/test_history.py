@@ -5,7 +5,8 @@ import re
 
 
 def rows(out: str, kata: str) -> list[str]:
-    section = out.split("Best time per kata")[0].split("What to practise next")[0]
+    """The kata's rows in the table of attempts."""
+    section = out.split("Time to pass")[0]
     return [ln for ln in section.splitlines() if ln.startswith(kata + " ")]
 
 
@@ -21,7 +22,7 @@ def test_history_shows_mode_time_result_hints_and_solution_viewed(kenv):
     cells = re.split(r"\s{2,}", row)
     # kata, #, started, mode, time, result, checks, hints, solution, file
     assert cells[1] == "1" and cells[3] == "practice" and cells[4] == "13:00"
-    assert cells[5] == "passed, over time" and cells[6] == "1" and cells[7] == "1"
+    assert cells[5] == "passed, over time" and cells[6] == "once" and cells[7] == "1"
     assert cells[8] == "viewed" and cells[9].endswith("softmax.py")
 
 
@@ -68,3 +69,36 @@ def test_what_next_follows_the_schedule(kenv):
     assert "softmax" not in nxt[:5] and nxt[0] == "causal_mask"
     status = kenv.run("status").stdout
     assert "Next up: causal_mask (never tried)" in status
+
+
+def test_each_katas_time_to_pass_shows_at_a_glance(kenv):
+    for minutes, passed in ((9, True), (12, False), (4, True), (6, True), (13, True)):
+        kenv.run("start", "softmax")
+        kenv.clock.advance(minutes * 60)
+        if passed:
+            kenv.write("softmax", "# PASS\n")
+        kenv.run("submit")
+        kenv.clock.advance(86400)
+    kenv.run("start", "rope")  # in progress: no bar yet
+    out = kenv.run("history").stdout
+    glance = out.split("Time to pass, attempt by attempt")[1].split("Best time per kata")[0]
+    (row,) = [ln for ln in glance.splitlines() if ln.startswith("softmax")]
+    # 9, 4 and 6 minutes of a 10-minute budget; 13 minutes is over it: a full bar
+    assert "█✗▄▅█" in row
+    assert "passed 4 of 5: 9:00 → 4:00 → 6:00 → 13:00 (budget 10 min)" in row
+    assert not any(ln.startswith("rope") for ln in glance.splitlines())
+
+
+def test_the_glance_uses_plain_characters_where_the_output_cannot_encode_blocks(kenv):
+    for minutes in (5, 8):
+        kenv.run("start", "softmax")
+        kenv.clock.advance(minutes * 60)
+        kenv.write("softmax", "# PASS\n")
+        kenv.run("submit")
+    from click.testing import CliRunner
+
+    import kata
+
+    r = CliRunner(charset="ascii").invoke(kata.cli, ["history"])
+    assert r.exit_code == 0, r.output
+    assert "softmax  =#  passed 2 of 2: 5:00 -> 8:00" in r.output

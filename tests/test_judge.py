@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from graders.checks import LAYOUT_CHECK
 from graders.harness import grade
 
 REPO = Path(__file__).resolve().parent.parent
@@ -256,7 +257,10 @@ def test_reference_values_come_from_pristine_inputs(tmp_path):
     body = GOOD.replace("    return e / e.sum(axis=axis, keepdims=True)",
                         "    out = e / e.sum(axis=axis, keepdims=True)\n    z[...] = 0\n    return out")
     report = grade("softmax", write(tmp_path, body))
-    assert set(failures(report)) == {"leaves its input unchanged"}
+    failed = failures(report)
+    # no comparison with the reference fails; a read-only input refuses the write
+    assert set(failed) == {"leaves its input unchanged", LAYOUT_CHECK}
+    assert "read-only" in failed[LAYOUT_CHECK]
 
 
 # ----------------------------------------------------------------------------- the bytes graded
@@ -307,3 +311,44 @@ def test_what_escapes_is_named_as_what_it_is(tmp_path, body, words):
 def test_base_exceptions_are_not_called_an_exit(tmp_path):
     report = grade("softmax", write(tmp_path, "def softmax(z, axis=-1):\n    raise KeyboardInterrupt\n"))
     assert not any("ended the Python interpreter" in m for m in failures(report).values())
+
+
+# ----------------------------------------------------------------------------- a file saved while graded
+
+def test_a_file_swapped_while_kata_grades_it_is_recorded_as_graded(tmp_path, subprocess_env):
+    """Saving (a correct version, a wrong one, over and over) while `kata check` runs: every
+    recorded grading's verdict is the verdict on the code recorded with it."""
+    import sqlite3
+    import threading
+
+    home = Path(subprocess_env["KATA_HOME"])
+    start = subprocess.run([sys.executable, "-m", "kata", "start", "softmax"], cwd=REPO, env=subprocess_env,
+                           capture_output=True, timeout=120)
+    assert start.returncode == 0, start.stderr
+    attempt = home / "softmax.py"
+    versions = [textwrap.dedent(GOOD).encode(), textwrap.dedent(NO_SHIFT).encode()]
+    stop = threading.Event()
+
+    def keep_saving():
+        i = 0
+        while not stop.is_set():
+            tmp = attempt.with_suffix(".tmp")
+            tmp.write_bytes(versions[i % 2])
+            os.replace(tmp, attempt)  # as editors save: a whole new file
+            i += 1
+            time.sleep(0.003)
+
+    saver = threading.Thread(target=keep_saving)
+    saver.start()
+    try:
+        for _ in range(4):
+            subprocess.run([sys.executable, "-m", "kata", "check"], cwd=REPO, env=subprocess_env,
+                           capture_output=True, timeout=120)
+    finally:
+        stop.set()
+        saver.join()
+    rows = sqlite3.connect(home / "kata.sqlite3").execute("SELECT code, passed FROM checks").fetchall()
+    assert len(rows) == 4
+    for code, passed in rows:
+        assert bytes(code) in versions
+        assert bool(passed) == (bytes(code) == versions[0]), "a verdict recorded beside code it was not given"

@@ -44,6 +44,8 @@ def test_catalogue_and_files_agree():
     stray = [p.name for p in alternatives() if kata_for_alternative(p) is None]
     assert not stray, f"alternatives named after no kata: {stray}"
     assert len(NAMES) == len(set(NAMES)), "a kata is declared twice"
+    groups = [catalogue.GROUPS.index(k.group) for k in catalogue.katas()]  # every kata has a known group
+    assert groups == sorted(groups), "the catalogue lists the katas in the order of the path, group by group"
 
 
 @pytest.mark.parametrize("kata", NAMES)

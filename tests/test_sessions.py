@@ -5,7 +5,7 @@ import pytest
 
 from practice import paths, schedule
 from practice.schedule import DAY
-from practice.sessions import elapsed
+from practice.clock import elapsed
 
 NAMES = ["a", "b", "c", "d"]
 NOW = 1_750_000_000.0

@@ -157,3 +157,24 @@ def test_a_kata_killed_right_after_its_first_start_leaves_the_file(tmp_path, sub
     assert "raise NotImplementedError" in (home / "gqa.py").read_text()
     r = run_kata(root, subprocess_env, "start", "gqa")
     assert r.returncode == 0 and "Resuming" in r.stdout
+
+
+def test_six_starts_at_once_make_one_attempt_and_the_others_resume_it(tmp_path, subprocess_env):
+    from conftest import make_tree
+
+    root = make_tree(tmp_path / "tree")
+    home = Path(subprocess_env["KATA_HOME"])
+    assert run_kata(root, subprocess_env, "status").returncode == 0  # the database exists
+    procs = [subprocess.Popen(stand_in_command(root, "start", "softmax"), env=subprocess_env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(6)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
+    said = [out for out, _ in outs]
+    assert sum("Clock started." in s for s in said) == 1
+    assert sum("Resuming the attempt in progress" in s for s in said) == 5
+    con = sqlite3.connect(home / "kata.sqlite3")
+    assert con.execute("SELECT count(*) FROM attempts").fetchone()[0] == 1
+    assert not (home / "archive").exists()
+    st = run_kata(root, subprocess_env, "status")
+    assert "Also in progress" not in st.stdout

@@ -33,7 +33,7 @@ def test_new_store_has_schema_version_application_id_and_wal(tmp_path):
     assert s.one("PRAGMA application_id")[0] == store_mod.APPLICATION_ID
     assert s.one("PRAGMA journal_mode")[0] == "wal"
     tables = {r[0] for r in s.all("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"attempts", "checks", "events", "mocks"}
+    assert tables == {"attempts", "checks", "events", "mocks", "set_aside"}
     s.close()
     again = fresh_store(tmp_path)  # reopening keeps it
     assert again.one("PRAGMA user_version")[0] == store_mod.SCHEMA_VERSION
@@ -86,6 +86,29 @@ def test_a_damaged_database_is_set_aside(tmp_path):
     s = fresh_store(tmp_path, warnings)
     assert warnings and "damaged" in warnings[0]
     assert s.one("SELECT count(*) FROM attempts")[0] == 0
+
+
+def test_a_version_1_database_is_upgraded_in_place(tmp_path):
+    v1 = store_mod.SCHEMA[:store_mod.SCHEMA.index("CREATE TABLE set_aside")]
+    v1 = v1.replace("    seeded      INTEGER NOT NULL DEFAULT 1,  -- 1: picked by --seed alone; 0: by need\n", "")
+    v1 = v1.replace("code            BLOB NOT NULL", "code            TEXT NOT NULL")
+    con = sqlite3.connect(tmp_path / "kata.sqlite3")
+    con.executescript(v1)
+    con.execute("INSERT INTO mocks (started_at, budget, seed, clock, state) "
+                "VALUES (0, 60, 7, 'stopped', 'ended')")
+    add_attempt(con)
+    con.execute("INSERT INTO checks (attempt_id, at, clock, source, passed, not_implemented, "
+                "n_passed, n_total, code, report) VALUES (1, 0, 0, 'check', 0, 1, 0, 1, 'x = 1', '{}')")
+    con.execute(f"PRAGMA application_id = {store_mod.APPLICATION_ID}")
+    con.execute("PRAGMA user_version = 1")
+    con.commit()
+    con.close()
+    warnings = []
+    s = fresh_store(tmp_path, warnings)
+    assert warnings == [] and s.one("PRAGMA user_version")[0] == store_mod.SCHEMA_VERSION
+    assert s.one("SELECT seed, seeded FROM mocks")[:] == (7, 1)
+    assert s.one("SELECT code FROM checks")[0] == "x = 1"  # old text rows stay text
+    assert s.one("SELECT count(*) FROM set_aside")[0] == 0
 
 
 def test_a_database_from_a_newer_version_is_refused_not_set_aside(tmp_path):

@@ -2,7 +2,9 @@
 
 Every entry is BASE, a correct answer, with one mistake edited in. Mistakes that only
 exist when the mask is applied through a boolean index are edits of BASE_INDEXED, the
-same answer with apply_causal_mask written that way.
+same answer with apply_causal_mask written that way; those of a mask sliced out of a
+precomputed table (the nanoGPT `block_size` habit) are edits of BASE_TABLE, whose table is
+rebuilt whenever a call needs more. Entries marked stateful keep something between calls.
 """
 from graders.bugs import Bug, edited
 
@@ -31,6 +33,16 @@ BASE_INDEXED = edited(BASE, (f"    return {MASKED}\n", "    out = scores.copy()\
                                                      "    out[..., causal_mask(t_q, t_k)] = -np.inf\n"
                                                      "    return out\n"))
 
+
+# the mask sliced out of one module-level table, grown whenever a call needs more positions
+BASE_TABLE = edited(BASE, ("def causal_mask(t_q, t_k=None):\n", "_TABLE = np.zeros((0, 0), dtype=bool)\n\n\n"
+                                                             "def causal_mask(t_q, t_k=None):\n    global _TABLE\n"),
+                    (f"    return np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}\n",
+                     "    if t_k > len(_TABLE):\n"
+                     "        _TABLE = np.triu(np.ones((t_k, t_k), dtype=bool), k=1)\n"
+                     "    return _TABLE[t_k - t_q:t_k, :t_k].copy()\n"))
+GROW = "    if t_k > len(_TABLE):\n"
+APPLY = f"    return {MASKED}\n"
 
 BUGS = [
     # ------------------------------------------------------------------ causal_mask
@@ -105,4 +117,67 @@ BUGS = [
         "`out[mask]` indexes the FIRST two axes; with leading batch or head axes write "
         "`out[..., mask]` so the mask lands on the last two",
         edited(BASE_INDEXED, ("out[..., causal_mask", "out[causal_mask"))),
+    # ------------------------------------------------------------------ edge values, sizes and state
+    Bug("t_k_or_t_q", "test_more_queries_than_keys",
+        "`t_k = t_k or t_q` treats t_k = 0 like None, so causal_mask(t_q, 0) returns a square mask instead of "
+        "raising; test `t_k is None`, since 0 is a size like any other",
+        edited(BASE, ("    if t_k is None:\n        t_k = t_q\n", "    t_k = t_k or t_q\n"))),
+    Bug("precomputed_table_1024", "test_repeated_calls",
+        "the mask is sliced out of a table built once for 1024 positions (a fixed block_size), so any call "
+        "with more than 1024 keys gets a mask of the wrong shape; build the mask for the sizes asked",
+        edited(BASE_TABLE, ("_TABLE = np.zeros((0, 0), dtype=bool)",
+                            "_TABLE = np.triu(np.ones((1024, 1024), dtype=bool), k=1)"), (GROW, "    if False:\n"))),
+    Bug("table_from_first_call", "test_mask_dtype_and_shape",
+        "the table the mask is sliced from is built at the first call's size and never grown, so a later call "
+        "with more keys gets a mask of the wrong shape",
+        edited(BASE_TABLE, (GROW, "    if len(_TABLE) == 0:\n")), stateful=True),
+    Bug("output_buffer_reused", "test_repeated_calls",
+        "apply_causal_mask writes into one module-level buffer per shape and returns it, so the next call of "
+        "that shape overwrites a result the caller still holds; return a new array each call",
+        edited(BASE, ("def apply_causal_mask(", "_OUT = {}\n\n\ndef apply_causal_mask("),
+               (APPLY, "    out = _OUT.setdefault((scores.shape, scores.dtype), np.empty_like(scores))\n"
+                       "    np.copyto(out, scores)\n"
+                       "    out[..., causal_mask(t_q, t_k)] = -np.inf\n"
+                       "    return out\n")), stateful=True),
+    # ------------------------------------------------------------------ special values and layouts
+    Bug("zero_scores_taken_as_blocked", "test_allowed_unchanged",
+        "the future is zeroed by multiplying with the mask and every 0 then replaced by -inf, so a score that "
+        "is exactly 0 (a zero query or key) is blocked too; choose the blocked entries from the mask, not from "
+        "the values",
+        edited(BASE, (APPLY, "    out = scores * ~causal_mask(t_q, t_k)\n"
+                             "    return np.where(out == 0, -np.inf, out)\n"))),
+    Bug("writes_through_reshape_of_copy", "test_layouts",
+        "the -inf values are written through np.copy(scores).reshape(...): np.copy keeps a Fortran-ordered or "
+        "transposed layout, so that reshape is a second copy and the writes are lost; use scores.copy() (C "
+        "order) or np.where",
+        edited(BASE, (APPLY, "    out = np.copy(scores)\n"
+                             "    out.reshape(-1, t_q * t_k)[:, causal_mask(t_q, t_k).reshape(-1)] = -np.inf\n"
+                             "    return out\n"))),
+]
+
+# Close to a catalogued bug, but a different mistake: the grader must fail each one without
+# naming any entry of BUGS.
+NEAR_MISSES = [
+    Bug("decoding_offset_one_short", "test_decoding_alignment",
+        "the offset is max(t_k - t_q, 1) instead of t_k - t_q + 1: right for the square mask, but in the decoding "
+        "case each query sits one position too early (with one key more than queries it is no offset at all)",
+        edited(BASE, (OFFSET, "k=max(t_k - t_q, 1))"))),
+    Bug("precomputed_table_2048", "test_repeated_calls",
+        "the mask is sliced out of a table built once for 2048 positions, so calls with more than 2048 keys get "
+        "a mask of the wrong shape",
+        edited(BASE_TABLE, ("_TABLE = np.zeros((0, 0), dtype=bool)",
+                            "_TABLE = np.triu(np.ones((2048, 2048), dtype=bool), k=1)"), (GROW, "    if False:\n"))),
+    Bug("mask_cached_by_t_k", "test_decoding_alignment",
+        "masks are cached by t_k alone, so a later call with the same number of keys and another number of "
+        "queries gets the earlier mask",
+        edited(BASE, ("def causal_mask(", "_CACHE = {}\n\n\ndef causal_mask("),
+               (f"    return np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}\n",
+                f"    if t_k not in _CACHE:\n        _CACHE[t_k] = np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}\n"
+                "    return _CACHE[t_k]\n")), stateful=True),
+    Bug("minus_1e30", "test_blocked_are_minus_inf",
+        "blocked scores are set to -1e30, a large finite number, not -inf",
+        edited(BASE, ("-np.inf, scores)", "-1e30, scores)"))),
+    Bug("float32_min_for_every_dtype", "test_blocked_are_minus_inf",
+        "blocked scores are set to np.finfo(np.float32).min whatever the scores' dtype: a finite number, not -inf",
+        edited(BASE, ("-np.inf, scores)", "np.finfo(np.float32).min, scores)"))),
 ]

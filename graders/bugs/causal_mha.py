@@ -204,7 +204,7 @@ BUGS = [
                       "    per_head = (w @ v) @ W_o_heads                        # (B, n_heads, T, d_model)\n"
                       "    return per_head.mean(axis=1), w\n"))),
     # --- sizes: nanoGPT's habit of a mask precomputed for block_size positions
-    Bug("mask_table_1024", "test_repeated_calls",
+    Bug("mask_table_1024", "test_long_sequence",
         "the mask is sliced from a table precomputed at a fixed size (nanoGPT's block_size habit), which a "
         "longer sequence outgrows; build the mask for the T of the call",
         edited(BASE, (STATE[0], STATE[1].format("FUTURE = np.triu(np.ones((1024, 1024), dtype=bool), k=1)")),

@@ -1,5 +1,7 @@
 """Mistakes candidates make in single-head scaled dot-product attention: each is BASE, a
-correct answer, with one mistake edited in."""
+correct answer, with one mistake edited in. Mistakes of a mask sliced out of a table (the
+nanoGPT `block_size` habit) are edits of BASE_TABLE, whose table is built for the sizes
+asked. Entries marked stateful keep something between calls."""
 from graders.bugs import Bug, edited
 
 
@@ -23,6 +25,17 @@ FUTURE = "np.where(np.triu(np.ones((T, T), dtype=bool), k=1), -np.inf, scores)"
 ROW_MAX = "scores.max(axis=-1, keepdims=True)"
 ROW_SUM = "e.sum(axis=-1, keepdims=True)"
 RETURN = "return w @ v, w"
+SHIFTED_EXP = f"np.exp(scores - {ROW_MAX})"
+
+# the mask sliced out of a module-level table, rebuilt whenever a call needs more positions
+BASE_TABLE = edited(BASE, ("def single_head_attention(", "_MASK = np.zeros((0, 0), dtype=bool)\n\n\n"
+                                                         "def single_head_attention("),
+                    ("    T = x.shape[0]\n", "    global _MASK\n    T = x.shape[0]\n"),
+                    (MASK, "    if causal:\n"
+                           "        if T > len(_MASK):\n"
+                           "            _MASK = np.triu(np.ones((T, T), dtype=bool), k=1)\n"
+                           "        scores = np.where(_MASK[:T, :T], -np.inf, scores)\n"))
+GROW = "        if T > len(_MASK):\n"
 
 
 BUGS = [
@@ -121,4 +134,65 @@ BUGS = [
         "`W_q /= np.sqrt(d_k)` folds the scale into the caller's weight matrix, in place: scale q (or the "
         "scores) instead, or use W_q = W_q / np.sqrt(d_k)",
         edited(BASE, ("    q, k, v =", "    W_q /= np.sqrt(d_k)\n    q, k, v ="), ("q @ k.T / d_k ** 0.5", "q @ k.T"))),
+    # ------------------------------------------------------------------ sizes and state
+    Bug("precomputed_mask_1024", "test_repeated_calls",
+        "the mask is sliced out of a table built once for 1024 positions (a fixed block_size), so a sequence "
+        "longer than 1024 gets a mask that does not fit its scores; build the mask for the T of the call",
+        edited(BASE_TABLE, ("_MASK = np.zeros((0, 0), dtype=bool)",
+                            "_MASK = np.triu(np.ones((1024, 1024), dtype=bool), k=1)"), (GROW, "        if False:\n"))),
+    Bug("mask_from_first_call", "test_agrees",
+        "the mask table is built at the first call's length and never grown, so a later, longer sequence gets "
+        "a mask that does not fit its scores",
+        edited(BASE_TABLE, (GROW, "        if len(_MASK) == 0:\n")), stateful=True),
+    Bug("weights_buffer_reused", "test_repeated_calls",
+        "the weights are written into one module-level buffer per shape and returned, so the next call of that "
+        "shape overwrites weights the caller still holds; return a new array each call",
+        edited(BASE, ("def single_head_attention(", "_W = {}\n\n\ndef single_head_attention("),
+               ("    w = e / e.sum(axis=-1, keepdims=True)\n",
+                "    w = _W.setdefault((e.shape, e.dtype), np.empty_like(e))\n"
+                "    np.divide(e, e.sum(axis=-1, keepdims=True), out=w)\n")), stateful=True),
+    # ------------------------------------------------------------------ special values and tolerance edges
+    Bug("zero_scores_taken_as_masked", "test_zero_rows",
+        "the future is zeroed by multiplying with a 0/1 triangle and every 0 then replaced by -inf, so a score "
+        "that is exactly 0 (a zero row of x, padding) is masked too, and a zero query's row becomes 0 / 0; "
+        "choose the masked entries from the mask, not from the values",
+        edited(BASE, (MASK, "    if causal:\n        scores = scores * np.tril(np.ones((T, T)))\n"
+                            "    scores = np.where(scores == 0, -np.inf, scores)\n"))),
+    Bug("clipped_exponent", "test_tiny_weights",
+        "the shifted scores are clipped at -20 before exp, so every weight below exp(-20) = 2e-9 is rounded up "
+        "to it (and the masked future gets 2e-9 instead of 0); exp of a very negative number needs no clipping",
+        edited(BASE, (SHIFTED_EXP, f"np.exp(np.maximum(scores - {ROW_MAX}, -20.0))"))),
+    Bug("reshape_instead_of_transpose", "test_agrees",
+        "k.reshape(d_k, T) is not k.T: it keeps the entries in their order and cuts them into rows of T, so the "
+        "scores mix features of different positions; transpose with k.T",
+        edited(BASE, ("q @ k.T", "q @ k.reshape(d_k, T)"))),
+]
+
+# Close to a catalogued bug, but a different mistake: the grader must fail each one without
+# naming any entry of BUGS.
+NEAR_MISSES = [
+    Bug("stale_mask_from_first_call", "test_shapes",
+        "the mask built at the first call is kept and used whole by every later call: right at the first "
+        "length, a broadcasting error or a wrong shape at any other",
+        edited(BASE, ("def single_head_attention(", "_MASK = None\n\n\ndef single_head_attention("),
+               (MASK, "    global _MASK\n"
+                      "    if _MASK is None:\n"
+                      "        _MASK = np.triu(np.ones((T, T), dtype=bool), k=1)\n"
+                      "    if causal:\n"
+                      "        scores = np.where(_MASK, -np.inf, scores)\n")), stateful=True),
+    Bug("clipped_exponent_at_minus_30", "test_causal",
+        "the shifted scores are clipped at -30 before exp: float64's tolerance does not see the weights rounded "
+        "up to 9e-14, but the masked future gets 9e-14 instead of exactly 0",
+        edited(BASE, (SHIFTED_EXP, f"np.exp(np.maximum(scores - {ROW_MAX}, -30.0))"))),
+    Bug("max_over_queries", "test_agrees",
+        "the max subtracted before exp is each column's (axis 0), not each row's: the shift is no longer "
+        "constant along a row, so the weights change",
+        edited(BASE, (ROW_MAX, "scores.max(axis=0, keepdims=True)"))),
+    Bug("sum_over_queries", "test_rows_sum_to_one",
+        "the exponentials are divided by each column's sum (axis 0) while the max is each row's: the columns, "
+        "not the rows, sum to 1",
+        edited(BASE, (ROW_SUM, "e.sum(axis=0, keepdims=True)"))),
+    Bug("scale_sqrt_T", "test_scale",
+        "the scores are divided by sqrt(T), the number of positions, instead of sqrt(d_k), the width of q and k",
+        edited(BASE, ("d_k ** 0.5", "T ** 0.5"))),
 ]

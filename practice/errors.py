@@ -1,0 +1,14 @@
+"""The conditions a command reports to the user (kata.py turns them into exit statuses)."""
+from __future__ import annotations
+
+
+class SessionError(Exception):
+    """The user asked for something the session rules do not allow; the message says why."""
+
+
+class NothingToGrade(SessionError):
+    """No attempt to grade (a usage error on the command line)."""
+
+
+class NotInProgress(SessionError):
+    """The command needs a kata in progress and there is none (a usage error)."""

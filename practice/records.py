@@ -1,0 +1,245 @@
+"""Every query of the practice database, by name (the store layer's second half).
+
+`practice.store` opens the file and runs transactions; this module holds every SQL
+statement the rest of the package needs, so that sessions, mock interviews, history and
+watch speak of attempts, checks and events, never of SQL. Each function takes `s`, the
+open `Store` (or the same store inside `with store.tx() as s:`), and returns plain dicts.
+"""
+from __future__ import annotations
+
+from practice import clock
+
+
+def _one(s, sql: str, args=()) -> dict | None:
+    row = s.one(sql, args)
+    return dict(row) if row else None
+
+
+def _all(s, sql: str, args=()) -> list[dict]:
+    return [dict(r) for r in s.all(sql, args)]
+
+
+# -- attempts ---------------------------------------------------------------------------
+def attempt(s, attempt_id: int) -> dict:
+    return _one(s, "SELECT * FROM attempts WHERE id = ?", (attempt_id,))
+
+
+def open_attempts(s) -> list[dict]:
+    """Every open attempt, the one touched last first."""
+    return _all(s, "SELECT * FROM attempts WHERE state = 'open' "
+                   "ORDER BY touched_at DESC, id DESC")
+
+
+def open_practice_attempt(s, kata: str) -> dict | None:
+    """The open practice attempt at `kata` (at most one exists), or None."""
+    return _one(s, "SELECT * FROM attempts WHERE kata = ? AND state = 'open' "
+                   "AND mode = 'practice' ORDER BY touched_at DESC, id DESC", (kata,))
+
+
+def latest_in_place(s, kata: str) -> dict | None:
+    """The latest attempt at `kata` whose file was never archived."""
+    return _one(s, "SELECT * FROM attempts WHERE kata = ? AND archive IS NULL "
+                   "ORDER BY started_at DESC, id DESC", (kata,))
+
+
+def owns_path(s, path: str) -> bool:
+    """True when an attempt whose file is still in place is kept at `path`."""
+    return s.one("SELECT 1 FROM attempts WHERE path = ? AND archive IS NULL",
+                 (path,)) is not None
+
+
+def last_touched(s) -> dict | None:
+    """The practice attempt touched last, whatever its state."""
+    return _one(s, "SELECT * FROM attempts WHERE mode = 'practice' "
+                   "ORDER BY touched_at DESC, id DESC LIMIT 1")
+
+
+def latest(s, kata: str) -> dict | None:
+    """The attempt at `kata` started last, whatever its state or mode."""
+    return _one(s, "SELECT * FROM attempts WHERE kata = ? ORDER BY started_at DESC, id DESC "
+                   "LIMIT 1", (kata,))
+
+
+def running_practice(s) -> list[dict]:
+    return _all(s, "SELECT * FROM attempts WHERE state = 'open' AND clock = 'running' "
+                   "AND mode = 'practice'")
+
+
+def ever_passed(s, kata: str) -> bool:
+    return s.one(
+        "SELECT 1 FROM attempts a WHERE a.kata = ? AND (a.passed = 1 OR a.solved_at IS NOT "
+        "NULL OR EXISTS (SELECT 1 FROM checks c WHERE c.attempt_id = a.id AND c.passed = 1))",
+        (kata,)) is not None
+
+
+def insert_attempt(s, kata: str, mode: str, path: str, t: float, budget: float,
+                   restarted_from: int | None = None, mock_id: int | None = None,
+                   position: int = 0, touched_at: float | None = None) -> int:
+    """A new open attempt whose clock runs from `t`; its id."""
+    return s.execute(
+        "INSERT INTO attempts (kata, mode, mock_id, position, path, restarted_from, "
+        "started_at, touched_at, budget, clock, run_since, elapsed, state) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, 0, 'open')",
+        (kata, mode, mock_id, position, path, restarted_from, t,
+         t if touched_at is None else touched_at, budget, t)).lastrowid
+
+
+def set_clock(s, row_id: int, state: str, run_since: float | None,
+              elapsed: float | None = None, table: str = "attempts") -> None:
+    """Set the clock of an attempt (or, with table="mocks", of a mock interview);
+    `elapsed` (the seconds banked before run_since) when given."""
+    assert table in ("attempts", "mocks")
+    banked = "" if elapsed is None else ", elapsed = :elapsed"
+    s.execute(f"UPDATE {table} SET clock = :state, run_since = :since{banked} WHERE id = :id",
+              {"state": state, "since": run_since, "elapsed": elapsed, "id": row_id})
+
+
+def mark_solved(s, attempt_id: int, on_clock: float) -> None:
+    s.execute("UPDATE attempts SET clock = 'solved', run_since = NULL, elapsed = ?, "
+              "solved_at = COALESCE(solved_at, ?) WHERE id = ?",
+              (on_clock, on_clock, attempt_id))
+
+
+def touch(s, attempt_id: int, t: float) -> None:
+    s.execute("UPDATE attempts SET touched_at = ? WHERE id = ?", (t, attempt_id))
+
+
+def close_attempt(s, attempt_id: int, t: float, state: str, reason: str, passed: bool,
+                  used: float, overtime: bool, archive: str | None = None) -> None:
+    s.execute(
+        "UPDATE attempts SET state = ?, end_reason = ?, ended_at = ?, clock = 'stopped', "
+        "run_since = NULL, elapsed = ?, passed = ?, time_used = ?, overtime = ?, "
+        "archive = COALESCE(?, archive) WHERE id = ?",
+        (state, reason, t, used, int(passed), used, int(overtime), archive, attempt_id))
+
+
+def note_archive(s, path: str, archive: str) -> int | None:
+    """Record that the file at `path` of the latest finished attempt kept there is now
+    at `archive`; that attempt's id, or None when no attempt owned the file."""
+    prev = s.one("SELECT id FROM attempts WHERE path = ? AND archive IS NULL "
+                 "AND state != 'open' ORDER BY id DESC LIMIT 1", (path,))
+    if prev is None:
+        return None
+    s.execute("UPDATE attempts SET archive = ? WHERE id = ?", (archive, prev["id"]))
+    return prev["id"]
+
+
+def add_hint(s, attempt_id: int) -> None:
+    s.execute("UPDATE attempts SET hints = hints + 1 WHERE id = ?", (attempt_id,))
+
+
+def mark_solution_viewed(s, attempt_id: int) -> None:
+    s.execute("UPDATE attempts SET solution_viewed = 1 WHERE id = ?", (attempt_id,))
+
+
+# -- checks -----------------------------------------------------------------------------
+def insert_check(s, attempt_id: int, t: float, on_clock: float, source: str, passed: bool,
+                 not_implemented: bool, n_passed: int, n_total: int, code, report: str) -> int:
+    return s.execute(
+        "INSERT INTO checks (attempt_id, at, clock, source, passed, not_implemented, "
+        "n_passed, n_total, code, report) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (attempt_id, t, on_clock, source, int(passed), int(not_implemented), n_passed,
+         n_total, code, report)).lastrowid
+
+
+def checks(s, attempt_id: int) -> list[dict]:
+    return _all(s, "SELECT * FROM checks WHERE attempt_id = ? ORDER BY at, id", (attempt_id,))
+
+
+def last_check(s, attempt_id: int, before: float | None = None) -> dict | None:
+    """The latest check of an attempt (graded at or before `before`, when given)."""
+    return _one(s, "SELECT * FROM checks WHERE attempt_id = ? AND at <= ? "
+                   "ORDER BY at DESC, id DESC LIMIT 1",
+                (attempt_id, float("inf") if before is None else before))
+
+
+def n_checks(s, attempt_id: int) -> int:
+    return s.one("SELECT count(*) FROM checks WHERE attempt_id = ?", (attempt_id,))[0]
+
+
+# -- events -----------------------------------------------------------------------------
+def add_event(s, kind: str, kata: str | None = None, attempt_id: int | None = None,
+              mock_id: int | None = None, detail: str | None = None) -> None:
+    s.execute("INSERT INTO events (at, kata, attempt_id, mock_id, kind, detail) "
+              "VALUES (?,?,?,?,?,?)", (clock.now(), kata, attempt_id, mock_id, kind, detail))
+
+
+def hints_taken(s, kata: str, attempt_id: int | None) -> int:
+    """Hints shown for an attempt, or for `kata` outside any attempt when it is None."""
+    if attempt_id is not None:
+        return s.one("SELECT count(*) FROM events WHERE kind = 'hint' AND attempt_id = ?",
+                     (attempt_id,))[0]
+    return s.one("SELECT count(*) FROM events WHERE kind = 'hint' AND kata = ? "
+                 "AND attempt_id IS NULL", (kata,))[0]
+
+
+def events_of(s, attempt_id: int, kinds: tuple[str, ...]) -> list[dict]:
+    marks = ", ".join("?" * len(kinds))
+    return _all(s, f"SELECT * FROM events WHERE attempt_id = ? AND kind IN ({marks}) "
+                   "ORDER BY at, id", (attempt_id, *kinds))
+
+
+# -- mock interviews ----------------------------------------------------------------------
+def mock(s, mock_id: int) -> dict:
+    return _one(s, "SELECT * FROM mocks WHERE id = ?", (mock_id,))
+
+
+def running_mock(s) -> dict | None:
+    return _one(s, "SELECT * FROM mocks WHERE state = 'running' ORDER BY id DESC")
+
+
+def mock_attempts(s, mock_id: int) -> list[dict]:
+    return _all(s, "SELECT * FROM attempts WHERE mock_id = ? ORDER BY position", (mock_id,))
+
+
+def insert_mock(s, t: float, budget: float, seed: int, seeded: bool) -> int:
+    return s.execute(
+        "INSERT INTO mocks (started_at, budget, seed, seeded, clock, run_since, elapsed, state) "
+        "VALUES (?, ?, ?, ?, 'running', ?, 0, 'running')",
+        (t, budget, seed, int(seeded), t)).lastrowid
+
+
+def set_mock_clock(s, mock_id: int, state: str, run_since: float | None,
+                   elapsed: float | None = None) -> None:
+    set_clock(s, mock_id, state, run_since, elapsed, table="mocks")
+
+
+def end_mock(s, mock_id: int, t: float, reason: str, used: float) -> None:
+    s.execute("UPDATE mocks SET state = 'ended', clock = 'stopped', run_since = NULL, "
+              "elapsed = ?, ended_at = ?, end_reason = ?, time_used = ? WHERE id = ?",
+              (used, t, reason, used, mock_id))
+
+
+# -- history ------------------------------------------------------------------------------
+def attempts_numbered(s) -> list[dict]:
+    """Every attempt, oldest first, numbered within its kata (`n`), with `n_checks`."""
+    return _all(s, "SELECT a.*, "
+                   " ROW_NUMBER() OVER (PARTITION BY a.kata ORDER BY a.started_at, a.id) AS n, "
+                   " (SELECT count(*) FROM checks c WHERE c.attempt_id = a.id) AS n_checks "
+                   "FROM attempts a ORDER BY a.started_at, a.id")
+
+
+def finished_attempts(s) -> list[dict]:
+    """Every attempt that has ended, with `n_checks`."""
+    return _all(s, "SELECT a.*, (SELECT count(*) FROM checks c WHERE c.attempt_id = a.id) "
+                   "AS n_checks FROM attempts a WHERE state != 'open'")
+
+
+def best_times(s) -> dict[str, float]:
+    rows = s.all("SELECT kata, MIN(COALESCE(time_used, solved_at)) AS best FROM attempts "
+                 "WHERE passed = 1 OR solved_at IS NOT NULL GROUP BY kata")
+    return {r["kata"]: r["best"] for r in rows}
+
+
+def last_results(s) -> dict[str, dict]:
+    """The latest check of each kata (its counts and time)."""
+    rows = s.all(
+        "SELECT a.kata, c.passed, c.not_implemented, c.n_passed, c.n_total, c.at "
+        "FROM checks c JOIN attempts a ON a.id = c.attempt_id "
+        "WHERE c.id = (SELECT c2.id FROM checks c2 JOIN attempts a2 ON a2.id = c2.attempt_id "
+        "              WHERE a2.kata = a.kata ORDER BY c2.at DESC, c2.id DESC LIMIT 1)")
+    return {r["kata"]: dict(r) for r in rows}
+
+
+def katas_tried(s) -> set[str]:
+    return {r["kata"] for r in s.all("SELECT DISTINCT kata FROM attempts")}

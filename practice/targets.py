@@ -1,0 +1,89 @@
+"""Which attempt a command means when the user names a kata, or names none.
+
+Each function takes the open store `s` and only reads. The open session is the running
+mock interview, else the practice attempt whose clock runs, else the one touched last.
+"""
+from __future__ import annotations
+
+from practice import history, records
+from practice.errors import NothingToGrade, NotInProgress
+
+
+def current(s) -> dict | None:
+    """The attempt of the open session: the running mock's, else the practice attempt
+    last started, resumed or checked."""
+    mock = records.running_mock(s)
+    opened = [a for a in records.open_attempts(s)
+              if (a["mock_id"] == mock["id"] if mock else a["mode"] == "practice")]
+    running = [a for a in opened if a["clock"] == "running"]
+    return (running or opened or [None])[0]
+
+
+def attempt_for(s, kata: str) -> dict | None:
+    """The attempt `kata check NAME` grades: the open one (the running mock's first),
+    else the latest whose file is still in place."""
+    mock = records.running_mock(s)
+    if mock:
+        in_mock = [a for a in records.mock_attempts(s, mock["id"])
+                   if a["kata"] == kata and a["state"] == "open"]
+        if in_mock:
+            return in_mock[0]
+    return records.open_practice_attempt(s, kata) or records.latest_in_place(s, kata)
+
+
+def in_progress(s, kata: str | None, then: str = "") -> dict:
+    """The open practice attempt at `kata`, or the open session's; NotInProgress when
+    there is none (its message ends with `then`, what the user can do)."""
+    a = records.open_practice_attempt(s, kata) if kata else current(s)
+    if a is None:
+        what = f"{kata} is not in progress" if kata else "no kata is in progress"
+        raise NotInProgress(what + (f"; {then}" if then else ""))
+    return a
+
+
+def target(s, kata: str | None) -> dict:
+    """The attempt `kata check [NAME]` grades; NothingToGrade when there is none."""
+    if kata:
+        a = attempt_for(s, kata)
+        if a is None:
+            raise NothingToGrade(
+                f"nothing to grade: {kata} has no attempt yet; `kata start {kata}` makes one "
+                f"(or `kata check {kata} --file PATH` grades any file)")
+        return a
+    a = current(s)
+    if a is None:
+        raise NothingToGrade(
+            "nothing to grade: no kata is in progress; name one (`kata check NAME`) "
+            "or start one (`kata start NAME`)")
+    return a
+
+
+def to_grade(s, kata: str | None) -> list[dict]:
+    """What `kata check [NAME]` and `kata watch [NAME]` grade: NAME's attempt, else every
+    question of the running mock interview, else the open session's attempt."""
+    mock = None if kata else records.running_mock(s)
+    return records.mock_attempts(s, mock["id"]) if mock else [target(s, kata)]
+
+
+def last_worked_on(s) -> dict | None:
+    """The practice attempt started, resumed, graded or finished last (open or not): what
+    `kata compare` without a name compares."""
+    return records.last_touched(s)
+
+
+def status(s) -> dict:
+    """What `kata status` shows: the running mock, else the open practice attempts
+    (the running clock first), else what to practise next."""
+    mock = records.running_mock(s)
+    if mock:
+        return {"mock": mock, "questions": [(a, records.last_check(s, a["id"]))
+                                            for a in records.mock_attempts(s, mock["id"])]}
+    opened = [a for a in records.open_attempts(s) if a["mode"] == "practice"]
+    opened.sort(key=lambda a: a["clock"] != "running")
+    if not opened:
+        due = history.plan(s)
+        return {"next": due[0] if due else None}
+    a = opened[0]
+    return {"attempt": a, "last": records.last_check(s, a["id"]),
+            "n_checks": records.n_checks(s, a["id"]), "others": opened[1:],
+            "hints_shown": records.hints_taken(s, a["kata"], a["id"])}

@@ -1,0 +1,67 @@
+"""`kata compare`: identical stretches fold, and a changed line faces only a line like it."""
+from __future__ import annotations
+
+from practice import compare
+
+DOC = ['"""Batched causal multi-head attention.', ""] + \
+      [f"Line {i} of a long question that both files share." for i in range(48)] + ['"""']
+
+ATTEMPT = DOC + [
+    "import numpy as np",
+    "",
+    "",
+    "def split(a):",
+    "    return a.reshape(B, T, n_heads, d_head)",
+    "",
+    "def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):",
+    "    q = split(x @ W_q)",
+    "    return q",
+]
+REFERENCE = DOC + [
+    "import numpy as np",
+    "",
+    "",
+    "def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):",
+    "    B, T, d_model = x.shape",
+    "    q = x @ W_q",
+    "    return q @ W_o",
+]
+
+
+def test_changed_lines_face_only_lines_like_them():
+    rows = compare.align(ATTEMPT, REFERENCE)
+    faced = {(ATTEMPT[i], REFERENCE[j]) for tag, i, j in rows if tag == "replace"}
+    assert ("    q = split(x @ W_q)", "    q = x @ W_q") in faced
+    assert ("    return q", "    return q @ W_o") in faced
+    for left, right in faced:  # never an unrelated pair, such as a def against a blank line
+        assert left.strip() and right.strip()
+        assert left.split()[0] == right.split()[0]
+    alone = [ATTEMPT[i] for tag, i, j in rows if tag == "delete"]
+    assert "def split(a):" in alone and "    return a.reshape(B, T, n_heads, d_head)" in alone
+    assert "    B, T, d_model = x.shape" in [REFERENCE[j] for tag, i, j in rows if tag == "insert"]
+    # every line of each side appears once, in order
+    assert [i for _, i, _ in rows if i is not None] == list(range(len(ATTEMPT)))
+    assert [j for _, _, j in rows if j is not None] == list(range(len(REFERENCE)))
+
+
+def test_a_long_identical_stretch_folds_to_one_row_with_context():
+    rows = compare.fold(compare.align(ATTEMPT, REFERENCE))
+    folds = [r for r in rows if r[0] == "fold"]
+    assert folds == [("fold", len(DOC) + 3 - compare.CONTEXT, None)]  # all but the context
+    assert rows[0][0] == "fold"  # the shared docstring is not shown line by line
+    short = compare.align(["a", "b", "x"], ["a", "b", "y"])
+    assert compare.fold(short) == short  # a short stretch stays
+
+
+def test_compare_opens_with_the_difference_not_the_docstring(kenv):
+    kenv.run("start", "causal_mha")
+    kenv.write("causal_mha", "\n".join(ATTEMPT) + "\n")
+    (kenv.root / "solutions" / "causal_mha.py").write_text("\n".join(REFERENCE) + "\n")
+    r = kenv.run("compare", "causal_mha", "--yes", "--width", "120")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "identical lines" in lines[1] and "Line 7 of a long question" not in r.stdout
+    assert sum("identical lines" in ln for ln in lines) == 1
+    split_row = next(ln for ln in lines if "def split(a):" in ln)
+    assert split_row.rstrip().endswith("<")  # only yours: nothing faces it
+    assert any("q = split(x @ W_q)" in ln and "q = x @ W_q" in ln for ln in lines)
