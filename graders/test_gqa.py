@@ -410,7 +410,7 @@ def test_repeated_calls(impl, new, ref, dtype):
 @check("works past 1024 positions (judged on the last rows)", [{"seed": 0}], shrink=False, timeout=20,
        slow="a call at T = 1025")
 def test_long_sequence(impl, new, ref):
-    n_heads, n_kv_heads, d_head = 2, 1, 1
+    n_heads, n_kv_heads, d_head = 1, 1, 2
     small = _inputs(new, 1, 4, n_heads * d_head, n_heads, n_kv_heads, d_head, suffix="_short")
     args = _inputs(new, 1, 1025, n_heads * d_head, n_heads, n_kv_heads, d_head)
     # a short call first, so that a mask or buffer sized by the first call shows too
