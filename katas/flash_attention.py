@@ -44,14 +44,15 @@ def flash_attention(q, k, v, block_size=128, causal=True):
         the output shape; agreement with a plain full-matrix attention and with the
         reference (float64: rtol 1e-6, atol 1e-9; float32: rtol 1e-4, atol 1e-5) on
         several seeds and shapes, causal and not: T_q == T_k and T_q < T_k, sizes of 1,
-        sizes that are not powers of two, leading axes, block_size 1, block sizes that
-        do not divide T and block sizes larger than T; no NaN or inf for scores near
-        1e4, nor where every score a query sees is far below 0 (near -800, and near
-        -1.2e4); a value of 1e6 at a key in a query's future leaves that query's
-        output exactly as it was; a few queries over more than 4096 keys; the two
-        ValueErrors; the tracemalloc peak above; the inputs are left unchanged. Your
-        function is called many times (results must outlast later calls), on inputs
-        that may be views, Fortran-ordered or read-only, and at large sizes.
+        sizes that are not powers of two, leading axes, a query and a key of zeros,
+        block_size 1, block sizes that do not divide T and block sizes larger than T;
+        no NaN or inf for scores near 1e4, nor where every score a query sees is far
+        below 0 (near -800, and near -1.2e4); a value of 1e6 at a key in a query's
+        future leaves that query's output exactly as it was; a few queries over more
+        than 4096 keys; the two ValueErrors; the tracemalloc peak above; the inputs are
+        left unchanged. Your function is called many times (results must outlast later
+        calls), on inputs that may be views, Fortran-ordered or read-only, and at large
+        sizes.
 
     Time budget: 45 minutes.
     """
