@@ -1,16 +1,21 @@
-"""Grader for flash_attention(q, k, v, block_size=128, causal=True)."""
+"""Grader for flash_attention(q, k, v, block_size=128, causal=True).
+
+The yardstick is plain attention with the whole score matrix, in float64, written here;
+every case is small enough for it except the memory check, which judges a few rows.
+"""
 
 import numpy as np
 
-from graders.checks import (LOG, call_options, CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
-                            expect_raises, expect_shape, unrecorded)
+from graders.checks import (LAYOUT_CHECK, LOG, CheckFailed, call_options, check, expect_close, expect_finite,
+                            expect_inputs_unchanged, expect_raises, expect_repeatable, expect_shape, layout_cases,
+                            unrecorded, with_dtypes)
 
 MEMORY = "never builds a full T x T array (tracemalloc peak at T=8192, d=16, block 64)"
 
 
 def plain_attention(q, k, v, causal):
     """softmax(q k^T / sqrt(d)) v with the whole score matrix, in float64: the yardstick."""
-    q, k, v = (a.astype(np.float64) for a in (q, k, v))
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
     t_q, t_k = q.shape[-2], k.shape[-2]
     s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])           # (..., T_q, T_k)
     if causal:
@@ -21,11 +26,20 @@ def plain_attention(q, k, v, causal):
     return (p / p.sum(axis=-1, keepdims=True)) @ v                   # (..., T_q, d)
 
 
-def qkv(new, lead, t_q, t_k, d, dtype="float64", scale=1.0):
-    q = new.normal("q", (*lead, t_q, d), scale=scale, dtype=dtype)
-    k = new.normal("k", (*lead, t_k, d), scale=scale, dtype=dtype)
-    v = new.normal("v", (*lead, t_k, d), dtype=dtype)
+def qkv(new, lead, t_q, t_k, d, dtype="float64", scale=1.0, suffix=""):
+    q = new.normal(f"q{suffix}", (*lead, t_q, d), scale=scale, dtype=dtype)
+    k = new.normal(f"k{suffix}", (*lead, t_k, d), scale=scale, dtype=dtype)
+    v = new.normal(f"v{suffix}", (*lead, t_k, d), dtype=dtype)
     return q, k, v
+
+
+def _visible_scores(q, k, causal):
+    """Every score some query may see, in float64 (for saying how large they were)."""
+    q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    t_q, t_k = s.shape[-2:]
+    seen = np.arange(t_k)[None, :] <= (t_k - t_q + np.arange(t_q))[:, None] if causal else np.ones((t_q, t_k), bool)
+    return s[..., seen]
 
 
 CASES = [
@@ -46,12 +60,18 @@ def test_shape(impl, new, lead, t_q, t_k, d, block_size, causal):
     expect_shape(out, (*lead, t_q, d), "the output")
 
 
-@check("agrees with plain attention, causal and not",
-       [dict(c, dtype=dt) for c in CASES for dt in ("float64", "float32")])
+@check("agrees with plain attention, causal and not", with_dtypes(CASES))
 def test_agrees(impl, new, lead, t_q, t_k, d, block_size, causal, dtype):
     q, k, v = qkv(new, lead, t_q, t_k, d, dtype)
+    if t_q > 2:  # a query of zeros and a key of zeros: scores of exactly 0
+        zero_row = "np.concatenate([{0}[..., :1, :], 0 * {0}[..., 1:2, :], {0}[..., 2:, :]], axis=-2)"
+        q = new.let("q", np.concatenate([q[..., :1, :], 0 * q[..., 1:2, :], q[..., 2:, :]], axis=-2),
+                    zero_row.format("q"))
+        k = new.let("k", np.concatenate([k[..., :1, :], 0 * k[..., 1:2, :], k[..., 2:, :]], axis=-2),
+                    zero_row.format("k"))
     out = impl.flash_attention(q, k, v, block_size=block_size, causal=causal)
-    expect_close(out, plain_attention(q, k, v, causal), f"flash_attention(..., causal={causal})", dtype)
+    expect_close(out, plain_attention(q, k, v, causal), f"flash_attention(..., causal={causal})", dtype,
+                 against="plain attention")
 
 
 @check("causal with fewer queries than keys uses bottom-right alignment", [
@@ -63,7 +83,8 @@ def test_bottom_right(impl, new, t_q, t_k, block_size):
     q, k, v = qkv(new, (), t_q, t_k, 4)
     out = impl.flash_attention(q, k, v, block_size=block_size, causal=True)
     expect_close(out, plain_attention(q, k, v, True),
-                 f"flash_attention with T_q={t_q} < T_k={t_k} (query i sees keys up to {t_k - t_q} + i)")
+                 f"flash_attention with T_q={t_q} < T_k={t_k} (query i sees keys up to {t_k - t_q} + i)",
+                 against="plain attention")
 
 
 @check("any block size gives the same answer (1, not dividing T, larger than T)", [
@@ -76,19 +97,83 @@ def test_bottom_right(impl, new, t_q, t_k, block_size):
 def test_block_sizes(impl, new, t, block_size, causal):
     q, k, v = qkv(new, (), t, t, 3)
     out = impl.flash_attention(q, k, v, block_size=block_size, causal=causal)
-    expect_close(out, plain_attention(q, k, v, causal), f"flash_attention(..., block_size={block_size})")
+    expect_close(out, plain_attention(q, k, v, causal), f"flash_attention(..., block_size={block_size})",
+                 against="plain attention")
 
 
 @check("stays finite and exact for scores near 1e4", [
     {"t": 9, "block_size": 3, "causal": True, "dtype": "float64", "seed": 0},
     {"t": 9, "block_size": 3, "causal": False, "dtype": "float64", "seed": 1},
     {"t": 8, "block_size": 3, "causal": True, "dtype": "float32", "seed": 2},
-])
+], shrink=False)  # smaller cases have smaller scores: a failure is shown where they are near 1e4
 def test_large_scores(impl, new, t, block_size, causal, dtype):
-    # entries of 70 give scores q.k / sqrt(2) of order 1e4: exp would overflow without the running max
+    # entries of 70 give scores q.k / sqrt(2) of order 1e4
     q, k, v = qkv(new, (), t, t, 2, dtype, scale=70.0)
-    out = expect_finite(impl.flash_attention(q, k, v, block_size=block_size, causal=causal), "the output")
-    expect_close(out, plain_attention(q, k, v, causal), "flash_attention on large scores", dtype, extreme=True)
+    top = f"(scores up to {np.abs(_visible_scores(q, k, causal)).max():.2g} here)"
+    out = expect_finite(impl.flash_attention(q, k, v, block_size=block_size, causal=causal), f"the output {top}")
+    expect_close(out, plain_attention(q, k, v, causal), f"the output {top}", dtype, extreme=True,
+                 against="plain attention")
+
+
+def _below_zero(new, lead, t_q, t_k, d, dtype, level):
+    """q and k whose every score is `level` (far below 0) give or take a few units: the keys
+    lie along one direction u and the queries along -u."""
+    size = float(np.sqrt(-level * np.sqrt(d)))                   # |q| |k| / sqrt(d) = -level
+    u = new.normal("u", (d,))
+    eps_q = new.normal("eps_q", (*lead, t_q, d), scale=2 * np.sqrt(d) / size)
+    eps_k = new.normal("eps_k", (*lead, t_k, d), scale=2 * np.sqrt(d) / size)
+    cast = "" if dtype == "float64" else f".astype(np.{dtype})"
+    unit = u / np.linalg.norm(u)
+    q = new.let("q", (eps_q - size * unit).astype(dtype), f"(eps_q - {size!r} * u / np.linalg.norm(u)){cast}")
+    k = new.let("k", (eps_k + size * unit).astype(dtype), f"(eps_k + {size!r} * u / np.linalg.norm(u)){cast}")
+    v = new.normal("v", (*lead, t_k, d), dtype=dtype)
+    return q, k, v
+
+
+# about -800 first (where exp of a score is 0 in float64), then about -1.2e4
+@check("rows whose every visible score is far below 0 (near -800, and near -1.2e4)", [
+    {"lead": (), "t_q": 7, "t_k": 7, "d": 4, "block_size": 3, "causal": True, "level": -800.0,
+     "dtype": "float64", "seed": 0},
+    {"lead": (2,), "t_q": 3, "t_k": 8, "d": 2, "block_size": 4, "causal": False, "level": -800.0,
+     "dtype": "float32", "seed": 1},
+    {"lead": (), "t_q": 6, "t_k": 6, "d": 4, "block_size": 2, "causal": True, "level": -1.2e4,
+     "dtype": "float64", "seed": 2},
+], shrink=False)
+def test_far_below_zero(impl, new, lead, t_q, t_k, d, block_size, causal, level, dtype):
+    q, k, v = _below_zero(new, lead, t_q, t_k, d, dtype, level)
+    seen = _visible_scores(q, k, causal)
+    what = f"the output (every visible score between {seen.min():.0f} and {seen.max():.0f} here)"
+    out = expect_finite(impl.flash_attention(q, k, v, block_size=block_size, causal=causal), what)
+    expect_close(out, plain_attention(q, k, v, causal), what, dtype, against="plain attention")
+
+
+@check("a value in a query's future never reaches its output, even at 1e6", [
+    {"t_q": 7, "t_k": 7, "block_size": 3, "dtype": "float64", "seed": 0},
+    {"t_q": 4, "t_k": 9, "block_size": 4, "dtype": "float64", "seed": 1},
+    {"t_q": 6, "t_k": 6, "block_size": 2, "dtype": "float32", "seed": 2},
+], minimum={"t_q": 2, "t_k": 2}, valid=lambda c: c["t_q"] <= c["t_k"])
+def test_future_value(impl, new, t_q, t_k, block_size, dtype):
+    # feature 0 of v is 0 except at the last key, which only the last query sees: feature 0 of
+    # every other query's output is exactly 0, and any weight a future key gets shows a million-fold
+    q, k, v = qkv(new, (), t_q, t_k, 3, dtype)
+    cast = "" if dtype == "float64" else f", dtype=np.{dtype}"
+    spike = np.concatenate([np.zeros(t_k - 1), [1e6]]).astype(dtype)
+    v = new.let("v", np.concatenate([spike[:, None], v[:, 1:]], axis=1),
+                f"np.concatenate([np.array([0.0] * {t_k - 1} + [1e6]{cast})[:, None], v[:, 1:]], axis=1)")
+    out = impl.flash_attention(q, k, v, block_size=block_size, causal=True)
+    expect_close(out, plain_attention(q, k, v, True), "flash_attention(q, k, v) with v[-1, 0] = 1e6", dtype,
+                 against="plain attention")
+
+
+@check("long sequences: a few queries over more than 4096 keys", [
+    {"t_q": 3, "t_k": 4100, "block_size": 128, "causal": True, "seed": 0},
+    {"t_q": 2, "t_k": 4200, "block_size": 100, "causal": False, "seed": 1},
+], shrink=False)
+def test_long_sequences(impl, new, t_q, t_k, block_size, causal):
+    q, k, v = qkv(new, (), t_q, t_k, 2)
+    out = impl.flash_attention(q, k, v, block_size=block_size, causal=causal)
+    expect_close(out, plain_attention(q, k, v, causal), f"flash_attention(q, k, v, block_size={block_size}, "
+                 f"causal={causal}) with T_q={t_q}, T_k={t_k}", against="plain attention")
 
 
 @check("raises ValueError for block_size < 1 and for causal with T_q > T_k", [{}], shrink=False)
@@ -97,9 +182,11 @@ def test_value_errors(impl, new):
     expect_raises(ValueError, impl.flash_attention, q, k, v, block_size=0, why="block_size must be at least 1")
     expect_raises(ValueError, impl.flash_attention, q, k, v, block_size=-3, why="block_size must be at least 1")
     q5 = new.normal("q5", (5, 2))
-    expect_raises(ValueError, impl.flash_attention, q5, k, v, why="causal with T_q=5 > T_k=4: the first query sees no key")
+    expect_raises(ValueError, impl.flash_attention, q5, k, v,
+                  why="causal with T_q=5 > T_k=4: the first query sees no key")
     out = impl.flash_attention(q5, k, v, causal=False)
-    expect_close(out, plain_attention(q5, k, v, False), "flash_attention(q5, k, v, causal=False) (allowed)")
+    expect_close(out, plain_attention(q5, k, v, False), "flash_attention(q5, k, v, causal=False) (allowed)",
+                 against="plain attention")
 
 
 @check("leaves q, k and v unchanged", [{"causal": True}, {"causal": False}])
@@ -109,24 +196,56 @@ def test_inputs_unchanged(impl, new, causal):
     expect_inputs_unchanged()
 
 
+# two leading axes, so that flattening them (reshape(-1, T, d)) has to copy a Fortran-ordered array
+@check(LAYOUT_CHECK, layout_cases([{"lead": (2, 2), "t_q": 5, "t_k": 5, "d": 3, "block_size": 2, "seed": 0},
+                                   {"lead": (), "t_q": 4, "t_k": 6, "d": 2, "block_size": 4, "dtype": "float32",
+                                    "seed": 1}]), minimum={"lead": 1})
+def test_layouts(impl, new, lead, t_q, t_k, d, block_size, layout, dtype="float64"):
+    q, k, v = new.relayout(layout, *qkv(new, lead, t_q, t_k, d, dtype))
+    out = impl.flash_attention(q, k, v, block_size=block_size)
+    expect_close(out, plain_attention(q, k, v, True), "flash_attention(q, k, v)", dtype, against="plain attention")
+
+
+# (lead, t_q, t_k, d, block_size, causal) of successive calls: a first size, the same shape with
+# other values, larger, non-causal, then smaller with fewer queries than keys
+SEQUENCE = [((2,), 5, 5, 3, 2, True), ((2,), 5, 5, 3, 2, True), ((1, 3), 12, 12, 4, 5, True),
+            ((2,), 5, 5, 3, 2, False), ((), 2, 6, 3, 4, True)]
+
+
+@check("calls do not affect each other (same shape with other values, other sizes, results kept)",
+       [{"dtype": "float64", "seed": 0}, {"dtype": "float32", "seed": 1}], shrink=False)
+def test_repeated_calls(impl, new, dtype):
+    calls = []
+    for n, (lead, t_q, t_k, d, block_size, causal) in enumerate(SEQUENCE, 1):
+        q, k, v = qkv(new, lead, t_q, t_k, d, dtype, suffix=str(n))
+        calls.append((lambda q=q, k=k, v=v, b=block_size, c=causal: impl.flash_attention(q, k, v, block_size=b,
+                                                                                          causal=c),
+                      plain_attention(q, k, v, causal)))
+    expect_repeatable(impl, calls, dtype)
+
+
+def _peak_message(peak: int, t: int) -> tuple[str, str | None]:
+    """What the peak says, and the known bug it establishes: about 1 byte per (query, key) pair is
+    only a full T x T boolean (or 8-bit) array; 4 bytes or more, a full array of floats."""
+    per_pair = peak / (t * t)
+    named = "full_boolean_mask" if per_pair < 2 else "full_score_matrix" if per_pair >= 4 else None
+    return (f"the peak memory during the call was {peak / 2**20:.0f} MiB, {per_pair:.2g} bytes for each of the "
+            f"T x T (query, key) pairs at T={t}; the budget is {t * t / 2**20:.0f} MiB, one byte a pair (one "
+            f"boolean T x T array)"), named
+
+
 @check(MEMORY, [{}], shrink=False, timeout=60, slow="a call at T = 8192")
 def test_memory(impl, new):
     t, d, block = 8192, 16, 64
     q, k, v = qkv(new, (), t, t, d)
-    budget = t * t  # bytes: one boolean T x T mask
     with unrecorded(), call_options(memory=True):
         out = impl.flash_attention(q, k, v, block_size=block, causal=True)
     peak = LOG.calls[-1].peak
     expect_shape(out, (t, d), "the output")
-    if peak >= budget:
-        mib = peak / 2**20
-        cause = ("the full float64 score matrix alone is 512 MiB" if peak >= 8 * t * t
-                 else "that is the size of a full T x T boolean mask or larger")
-        bug = "full_score_matrix" if peak >= 8 * t * t else "full_boolean_mask"
-        raise CheckFailed(f"the peak memory during the call was {mib:.0f} MiB, the budget is {budget / 2**20:.0f} MiB "
-                          f"(below one T x T boolean array at T={t}); {cause}: work one block at a time",
-                          kind="memory", bug=bug)
+    if peak >= t * t:
+        message, named = _peak_message(peak, t)
+        raise CheckFailed(message, kind="memory", bug=named)
     # the values must still be right (checked on a slice, cheaply)
     rows = slice(t - 3, t)
-    want = plain_attention(q[rows], k, v, True)
-    expect_close(np.asarray(out)[rows], want, "the last rows of the output at T=8192")
+    expect_close(np.asarray(out)[rows], plain_attention(q[rows], k, v, True), "the last rows of the output at T=8192",
+                 against="plain attention")

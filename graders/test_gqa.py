@@ -5,8 +5,10 @@ n_heads = n_kv_heads * group always divides evenly, also when a failing case is 
 """
 import numpy as np
 
-from graders.checks import (CheckFailed, check, expect_causal, expect_close, expect_finite, expect_inputs_unchanged,
-                            expect_raises, expect_rows_sum_to_one, expect_shape, expect_tuple)
+from graders.checks import (LAYOUT_CHECK, CheckFailed, check, expect_causal, expect_close, expect_finite,
+                            expect_inputs_unchanged, expect_prefix_invariant, expect_raises, expect_repeatable,
+                            expect_rows_sum_to_one, expect_shape, expect_tuple, layout_cases, tolerance,
+                            with_dtypes)
 
 SHAPES = "returns y of shape (B, T, d_model) and weights of shape (B, n_heads, T, T)"
 GROUPING = "neighbouring query heads share a KV head (query head h uses KV head h // (n_heads // n_kv_heads))"
@@ -19,17 +21,18 @@ CASES = [
     {"B": 2, "T": 4, "n_kv_heads": 2, "group": 1, "d_head": 5, "seed": 4},
     {"B": 2, "T": 3, "n_kv_heads": 1, "group": 1, "d_head": 1, "seed": 5},
 ]
-DTYPES = [dict(c, dtype=d) for c in CASES for d in ("float64", "float32")]
+DTYPES = with_dtypes(CASES)
 
 
-def _inputs(new, B, T, d_model, n_heads, n_kv_heads, d_head, dtype="float64", scale=1.0):
+def _inputs(new, B, T, d_model, n_heads, n_kv_heads, d_head, dtype="float64", scale=1.0, suffix=""):
     """x and the four weight matrices, scaled so that scores are of order 1."""
     w = float(scale / np.sqrt(d_model))
-    x = new.normal("x", (B, T, d_model), dtype=dtype)
-    W_q = new.normal("W_q", (d_model, n_heads * d_head), scale=w, dtype=dtype)
-    W_k = new.normal("W_k", (d_model, n_kv_heads * d_head), scale=w, dtype=dtype)
-    W_v = new.normal("W_v", (d_model, n_kv_heads * d_head), scale=w, dtype=dtype)
-    W_o = new.normal("W_o", (n_heads * d_head, d_model), scale=float(1 / np.sqrt(n_heads * d_head)), dtype=dtype)
+    x = new.normal(f"x{suffix}", (B, T, d_model), dtype=dtype)
+    W_q = new.normal(f"W_q{suffix}", (d_model, n_heads * d_head), scale=w, dtype=dtype)
+    W_k = new.normal(f"W_k{suffix}", (d_model, n_kv_heads * d_head), scale=w, dtype=dtype)
+    W_v = new.normal(f"W_v{suffix}", (d_model, n_kv_heads * d_head), scale=w, dtype=dtype)
+    W_o = new.normal(f"W_o{suffix}", (n_heads * d_head, d_model), scale=float(1 / np.sqrt(n_heads * d_head)),
+                     dtype=dtype)
     return x, W_q, W_k, W_v, W_o
 
 
@@ -66,6 +69,40 @@ def _attention_by_heads(x, W_q, W_k, W_v, W_o, n_heads, kv_of):
     return np.concatenate(heads, axis=-1) @ W_o, np.stack(weights, axis=1)
 
 
+def _scores(x, W_q, W_k, n_heads, n_kv_heads, rows=None):
+    """The scores (B, n_heads, rows, T) of the last `rows` queries (all when None), in float64,
+    query head h against KV head h // (n_heads // n_kv_heads), before masking."""
+    B, T, _ = x.shape
+    d_head = W_q.shape[1] // n_heads
+    rows = T if rows is None else rows
+    q = (x[:, T - rows:] @ W_q).reshape(B, rows, n_heads, d_head).transpose(0, 2, 1, 3)
+    k = (x @ W_k).reshape(B, T, n_kv_heads, d_head).transpose(0, 2, 1, 3)
+    k = np.repeat(k, n_heads // n_kv_heads, axis=1)                 # (B, n_heads, T, d_head)
+    return q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head)
+
+
+def _last_rows(args, n_heads, n_kv_heads, rows=3):
+    """A judge of the attempt's (y, weights) on the last `rows` positions only, in float64: for a
+    long call, whose last rows see every key."""
+    x, W_q, W_k, W_v, W_o = _f64(*args)
+    B, T, d_model = x.shape
+    d_head = W_q.shape[1] // n_heads
+    s = _scores(x, W_q, W_k, n_heads, n_kv_heads, rows)                # (B, n_heads, rows, T)
+    s[..., np.arange(T)[None, :] > np.arange(T - rows, T)[:, None]] = -np.inf
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    w /= w.sum(axis=-1, keepdims=True)
+    v = np.repeat((x @ W_v).reshape(B, T, n_kv_heads, d_head).transpose(0, 2, 1, 3), n_heads // n_kv_heads, axis=1)
+    y = (w @ v).transpose(0, 2, 1, 3).reshape(B, rows, -1) @ W_o       # (B, rows, d_model)
+
+    def judge(out, what):
+        y_got, w_got = expect_tuple(out, 2, what)
+        y_got = expect_shape(y_got, (B, T, d_model), f"y from {what}")
+        w_got = expect_shape(w_got, (B, n_heads, T, T), f"the weights from {what}")
+        expect_close(w_got[..., -rows:, :], w, f"the last {rows} rows of the weights from {what}")
+        expect_close(y_got[:, -rows:], y, f"the last {rows} rows of y from {what}")
+    return judge
+
+
 # ----------------------------------------------------------------------------- gqa
 
 @check(SHAPES, CASES)
@@ -80,11 +117,16 @@ def test_shapes(impl, new, B, T, n_kv_heads, group, d_head):
 def test_agrees(impl, new, ref, B, T, n_kv_heads, group, d_head, dtype):
     n_heads = n_kv_heads * group
     d_model = n_heads * d_head
-    args = _inputs(new, B, T, d_model, n_heads, n_kv_heads, d_head, dtype)
-    y, w = _call(impl, args, n_heads, n_kv_heads, B, T, d_model)
-    y_ref, w_ref = ref.gqa(*_f64(*args), n_heads, n_kv_heads)
+    x, *Ws = _inputs(new, B, T, d_model, n_heads, n_kv_heads, d_head, dtype)
+    if T > 2:  # a padding row of zeros: its scores, and every score against it, are exactly 0
+        x = new.let("x", np.concatenate([x[:, :1], 0 * x[:, 1:2], x[:, 2:]], axis=1),
+                    "np.concatenate([x[:, :1], 0 * x[:, 1:2], x[:, 2:]], axis=1)")
+    y, w = _call(impl, (x, *Ws), n_heads, n_kv_heads, B, T, d_model)
+    y_ref, w_ref = ref.gqa(*_f64(x, *Ws), n_heads, n_kv_heads)
     expect_close(w, w_ref, "weights", dtype)
-    expect_close(y, y_ref, "y", dtype)
+    hint = ("with T = 1 every weight is 1, so each query head's output is the value of the KV head it reads"
+            if T == 1 else "the weights agree, so the difference lies in the values, the merge of the heads or W_o")
+    expect_close(y, y_ref, "y", dtype, hint=hint)
 
 
 def n_heads_d_head(case):
@@ -106,20 +148,43 @@ def test_d_model_differs(impl, new, ref, B, T, n_kv_heads, group, d_head, d_mode
     expect_close(y, y_ref, f"y (d_model={d_model}, d_head={d_head})", dtype)
 
 
-@check("stays finite and correct for large scores (|scores| in the thousands)", [
-    {"B": 2, "T": 5, "n_kv_heads": 2, "group": 2, "d_head": 3, "scale": 40.0, "dtype": "float64", "seed": 0},
-    {"B": 1, "T": 4, "n_kv_heads": 1, "group": 2, "d_head": 4, "scale": 15.0, "dtype": "float32", "seed": 1},
-], minimum={"T": 2})
-def test_large_scores(impl, new, ref, B, T, n_kv_heads, group, d_head, scale, dtype):
+def _away_from_own_key(new, B, T, n_kv_heads, group, d_head, dtype, magnitude):
+    """x and weights whose scores reach about `magnitude`, where every query points away from
+    the key of its own position: each query head's columns of W_q are minus those of the KV head
+    it reads, plus a little noise. A query's score against its own position is then far below
+    0, so position 0, which sees only itself, has every visible score near -magnitude."""
     n_heads = n_kv_heads * group
     d_model = n_heads * d_head
-    args = _inputs(new, B, T, d_model, n_heads, n_kv_heads, d_head, dtype, scale=scale)
+    w = float(np.sqrt(magnitude / (np.sqrt(d_head) * d_model)))
+    x = new.normal("x", (B, T, d_model), dtype=dtype)
+    W_k = new.normal("W_k", (d_model, n_kv_heads * d_head), scale=w, dtype=dtype)
+    noise = new.normal("noise", (d_model, n_heads * d_head), scale=0.2 * w, dtype=dtype)
+    shared = np.repeat(W_k.reshape(d_model, n_kv_heads, d_head), group, axis=1).reshape(d_model, -1)
+    W_q = new.let("W_q", noise - shared, f"noise - np.repeat(W_k.reshape({d_model}, {n_kv_heads}, {d_head}), "
+                                         f"{group}, axis=1).reshape({d_model}, -1)")
+    W_v = new.normal("W_v", (d_model, n_kv_heads * d_head), dtype=dtype)
+    W_o = new.normal("W_o", (n_heads * d_head, d_model), scale=float(1 / np.sqrt(n_heads * d_head)), dtype=dtype)
+    return x, W_q, W_k, W_v, W_o
+
+
+@check("stays finite, causal and correct for scores of 1e4 and more, and where every visible score is far below 0", [
+    {"B": 2, "T": 5, "n_kv_heads": 2, "group": 2, "d_head": 3, "magnitude": 2e4, "dtype": "float64", "seed": 0},
+    {"B": 1, "T": 4, "n_kv_heads": 1, "group": 2, "d_head": 4, "magnitude": 2e4, "dtype": "float32", "seed": 1},
+    {"B": 2, "T": 6, "n_kv_heads": 3, "group": 1, "d_head": 2, "magnitude": 3e4, "dtype": "float64", "seed": 2},
+], shrink=False)  # smaller cases have smaller scores: a failure is shown where they reach 1e4
+def test_large_scores(impl, new, ref, B, T, n_kv_heads, group, d_head, magnitude, dtype):
+    n_heads = n_kv_heads * group
+    d_model = n_heads * d_head
+    args = _away_from_own_key(new, B, T, n_kv_heads, group, d_head, dtype, magnitude)
     y, w = _call(impl, args, n_heads, n_kv_heads, B, T, d_model)
     y_ref, w_ref = ref.gqa(*_f64(*args), n_heads, n_kv_heads)
-    expect_finite(w, "weights")
-    expect_finite(y, "y")
-    expect_close(w, w_ref, "weights", dtype, extreme=True)
-    expect_close(y, y_ref, "y", dtype, extreme=True)
+    seen = _scores(*_f64(*args[:3]), n_heads, n_kv_heads)[..., np.tril(np.ones((T, T), dtype=bool))]
+    top = f"(scores from {seen.min():.2g} to {seen.max():.2g} here)"
+    expect_finite(w, f"weights {top}")
+    expect_finite(y, f"y {top}")
+    expect_causal(w, what=f"the weights {top}")
+    expect_close(w, w_ref, f"weights {top}", dtype, extreme=True)
+    expect_close(y, y_ref, f"y {top}", dtype, extreme=True)
 
 
 @check("equals causal multi-head attention when n_kv_heads == n_heads", [
@@ -132,8 +197,9 @@ def test_multi_head(impl, new, B, T, n_heads, d_head):
     args = _inputs(new, B, T, d_model, n_heads, n_heads, d_head)
     y, w = _call(impl, args, n_heads, n_heads, B, T, d_model)
     y_mha, w_mha = _attention_by_heads(*args, n_heads, kv_of=lambda h: h)
-    expect_close(w, w_mha, "weights compared with multi-head attention (one KV head per query head)")
-    expect_close(y, y_mha, "y compared with multi-head attention (one KV head per query head)")
+    against = "multi-head attention (query head h reads KV head h)"
+    expect_close(w, w_mha, "weights", against=against)
+    expect_close(y, y_mha, "y", against=against)
 
 
 @check("works as multi-query attention when n_kv_heads == 1", [
@@ -146,8 +212,9 @@ def test_multi_query(impl, new, B, T, n_heads, d_head):
     args = _inputs(new, B, T, d_model, n_heads, 1, d_head)
     y, w = _call(impl, args, n_heads, 1, B, T, d_model)
     y_mqa, w_mqa = _attention_by_heads(*args, n_heads, kv_of=lambda h: 0)
-    expect_close(w, w_mqa, "weights compared with multi-query attention (every head reads KV head 0)")
-    expect_close(y, y_mqa, "y compared with multi-query attention (every head reads KV head 0)")
+    against = "multi-query attention (every query head reads KV head 0)"
+    expect_close(w, w_mqa, "weights", against=against)
+    expect_close(y, y_mqa, "y", against=against)
 
 
 def _key_heads(x, W_q, W_k, w, n_heads, n_kv_heads):
@@ -190,7 +257,7 @@ def _value_heads(y, v, n_heads, n_kv_heads, d_head):
     for h in range(n_heads):
         out = y[:, 0, h * d_head:(h + 1) * d_head]
         hits = [g for g in range(n_kv_heads)
-                if np.allclose(out, v[:, 0, g * d_head:(g + 1) * d_head], rtol=1e-6, atol=1e-9)]
+                if np.allclose(out, v[:, 0, g * d_head:(g + 1) * d_head], *tolerance(np.float64))]
         found.append(hits[0] if len(hits) == 1 else None)
     return found
 
@@ -266,24 +333,16 @@ def test_causal(impl, new, B, T, n_kv_heads, group, d_head):
 @check("earlier outputs do not change when later positions are cut off", [
     {"B": 2, "T": 6, "cut": 3, "n_kv_heads": 2, "group": 2, "d_head": 2, "seed": 0},
     {"B": 1, "T": 5, "cut": 1, "n_kv_heads": 1, "group": 3, "d_head": 3, "seed": 1},
-    {"B": 2, "T": 7, "cut": 4, "n_kv_heads": 3, "group": 1, "d_head": 2, "seed": 2},
+    {"B": 2, "T": 7, "cut": 4, "n_kv_heads": 3, "group": 1, "d_head": 2, "dtype": "float32", "seed": 2},
 ], valid=lambda c: c["cut"] < c["T"])
-def test_prefix(impl, new, B, T, cut, n_kv_heads, group, d_head):
+def test_prefix(impl, new, B, T, cut, n_kv_heads, group, d_head, dtype="float64"):
     n_heads = n_kv_heads * group
     d_model = n_heads * d_head
-    x, W_q, W_k, W_v, W_o = _inputs(new, B, T, d_model, n_heads, n_kv_heads, d_head)
+    x, W_q, W_k, W_v, W_o = _inputs(new, B, T, d_model, n_heads, n_kv_heads, d_head, dtype)
     y, w = _call(impl, (x, W_q, W_k, W_v, W_o), n_heads, n_kv_heads, B, T, d_model)
     short = new.let("x_short", x[:, :cut].copy(), f"x[:, :{cut}].copy()")
     y_s, w_s = _call(impl, (short, W_q, W_k, W_v, W_o), n_heads, n_kv_heads, B, cut, d_model)
-    for name, short_out, full_out in [("y", y_s, y[:, :cut]), ("weights", w_s, w[:, :, :cut, :cut])]:
-        same = np.isclose(short_out, full_out, rtol=1e-6, atol=1e-9)
-        if not np.all(same):
-            idx = tuple(int(i) for i in np.argwhere(~same)[0])
-            pos = idx[1] if name == "y" else idx[2]
-            raise CheckFailed(
-                f"cutting x to its first {cut} positions changed {name} at position {pos} (index {list(idx)}: "
-                f"{float(short_out[idx]):.6g} on x[:, :{cut}], {float(full_out[idx]):.6g} on the whole x): "
-                f"a position must not depend on the positions after it")
+    expect_prefix_invariant([("the weights", w_s, w[:, :, :cut, :cut]), ("y", y_s, y[:, :cut])], cut, T, dtype)
 
 
 @check("raises ValueError when n_heads does not divide W_q.shape[1]", [
@@ -331,6 +390,49 @@ def test_inputs_unchanged(impl, new, B, T, n_kv_heads, group, d_head, dtype):
     expect_inputs_unchanged()
 
 
+# (B, T, n_kv_heads, group, d_head) of successive calls: a first size, the same shape with other
+# values, larger with other head counts, smaller again
+SEQUENCE = [(1, 4, 2, 2, 3), (1, 4, 2, 2, 3), (2, 6, 1, 3, 2), (1, 3, 3, 1, 1)]
+
+
+@check("calls do not affect each other (same shape with other values, other head counts, results kept)",
+       [{"dtype": "float64", "seed": 0}, {"dtype": "float32", "seed": 1}], shrink=False)
+def test_repeated_calls(impl, new, ref, dtype):
+    calls = []
+    for n, (B, T, n_kv_heads, group, d_head) in enumerate(SEQUENCE, 1):
+        n_heads = n_kv_heads * group
+        args = _inputs(new, B, T, n_heads * d_head, n_heads, n_kv_heads, d_head, dtype, suffix=str(n))
+        calls.append((lambda a=args, h=n_heads, g=n_kv_heads: impl.gqa(*a, h, g),
+                      ref.gqa(*_f64(*args), n_heads, n_kv_heads)))
+    expect_repeatable(impl, calls, dtype, names=("y", "weights"))
+
+
+@check("works past 1024 positions (judged on the last rows)", [{"seed": 0}], shrink=False, timeout=20,
+       slow="a call at T = 1025")
+def test_long_sequence(impl, new, ref):
+    n_heads, n_kv_heads, d_head = 1, 1, 2
+    small = _inputs(new, 1, 4, n_heads * d_head, n_heads, n_kv_heads, d_head, suffix="_short")
+    args = _inputs(new, 1, 1025, n_heads * d_head, n_heads, n_kv_heads, d_head)
+    # a short call first, so that a mask or buffer sized by the first call shows too
+    expect_repeatable(impl, [(lambda: impl.gqa(*small, n_heads, n_kv_heads),
+                              ref.gqa(*_f64(*small), n_heads, n_kv_heads)),
+                             (lambda: impl.gqa(*args, n_heads, n_kv_heads), _last_rows(args, n_heads, n_kv_heads))],
+                      names=("y", "weights"))
+
+
+@check(LAYOUT_CHECK, layout_cases([{"B": 2, "T": 5, "n_kv_heads": 2, "group": 2, "d_head": 2, "seed": 0},
+                                   {"B": 1, "T": 4, "n_kv_heads": 1, "group": 3, "d_head": 3, "dtype": "float32",
+                                    "seed": 1}]))
+def test_layouts(impl, new, ref, B, T, n_kv_heads, group, d_head, layout, dtype="float64"):
+    n_heads = n_kv_heads * group
+    d_model = n_heads * d_head
+    args = new.relayout(layout, *_inputs(new, B, T, d_model, n_heads, n_kv_heads, d_head, dtype))
+    y, w = _call(impl, args, n_heads, n_kv_heads, B, T, d_model)
+    y_ref, w_ref = ref.gqa(*_f64(*args), n_heads, n_kv_heads)
+    expect_close(w, w_ref, "weights", dtype)
+    expect_close(y, y_ref, "y", dtype)
+
+
 # ----------------------------------------------------------------------------- kv_cache_bytes
 
 def _cache_bytes(impl, *args, **kwargs):
@@ -345,7 +447,7 @@ def _cache_bytes(impl, *args, **kwargs):
 def _expect_bytes(got, want, src, why):
     if got != want:
         ratio = got / want if want else float("nan")
-        hint = f" ({ratio:g} times too {'many' if ratio > 1 else 'few'})" if np.isfinite(ratio) and ratio > 0 else ""
+        hint = f" ({ratio:g} times the expected number)" if np.isfinite(ratio) and ratio > 0 else ""
         raise CheckFailed(f"{src} returned {got!r}, expected {want} {why}{hint}")
 
 
@@ -360,10 +462,15 @@ def test_cache_figures(impl, new):
 
 @check("kv_cache_bytes counts 2 bytes per value (16-bit) by default", shrink=False)
 def test_cache_default(impl, new):
-    got, src = _cache_bytes(impl, 32, 8, 128, 1)
-    _expect_bytes(got, 131072, src, "(the default bytes_per_value is 2, for 16-bit values)")
-    got, src = _cache_bytes(impl, 2, 3, 5, 7)
-    _expect_bytes(got, 2 * 2 * 3 * 5 * 7 * 2, src, "(the default bytes_per_value is 2, for 16-bit values)")
+    for args, want in [((32, 8, 128, 1), 131072), ((2, 3, 5, 7), 2 * 2 * 3 * 5 * 7 * 2)]:
+        got, src = _cache_bytes(impl, *args)
+        if got == want:
+            continue
+        explicit, src2 = _cache_bytes(impl, *args, bytes_per_value=2)
+        if explicit == want:
+            raise CheckFailed(f"{src} returned {got!r}, but {src2} returned {want}: the default "
+                              f"bytes_per_value is not 2 (16-bit values)")
+        _expect_bytes(got, want, src, "= 2 x layers x kv_heads x d_head x 2 bytes (the default) x n_tokens")
 
 
 @check("kv_cache_bytes grows linearly with the number of tokens", shrink=False)
@@ -394,4 +501,4 @@ def test_cache_int(impl, new):
         got, src = _cache_bytes(impl, *args, bytes_per_value=2)
         if not isinstance(got, (int, np.integer)):
             raise CheckFailed(f"{src} returned {got!r}, a {type(got).__name__}; a number of bytes is an int "
-                              f"(use // or int arithmetic, not /)")
+                              f"(a Python or a NumPy integer)")

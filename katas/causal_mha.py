@@ -37,14 +37,15 @@ def causal_mha(x, W_q, W_k, W_v, W_o, n_heads):
     What the grader checks
         the shapes of y and weights; agreement with the reference over several seeds and
         shapes (T = 1, odd sizes, one and several sequences, one head and several,
-        d_head = 1), in float64 and float32; every row of the weights sums to 1; the
-        strict upper triangle of the weights is exactly 0; prefix invariance (the first t
-        positions of x alone give the same first t outputs and weights); scores near 1e4
-        without overflow or NaN; head h is exactly single-head attention on its own
-        columns; each sequence of the batch is computed independently of the others; the
-        ValueError; and that the inputs are left unchanged. Your function is called many
-        times, on inputs that may be views, Fortran-ordered or read-only, and at large
-        sizes wherever that is cheap to grade.
+        d_head = 1, a row of x that is all zeros), in float64 and float32; every row of
+        the weights sums to 1; the strict upper triangle of the weights is exactly 0;
+        prefix invariance (the first t positions of x alone give the same first t
+        outputs and weights); scores near 1e4 without overflow or NaN; head h is exactly
+        single-head attention on its own columns; each sequence of the batch is computed
+        independently of the others; the ValueError; and that the inputs are left
+        unchanged. Your function is called many times (results must outlast later
+        calls), on inputs that may be views, Fortran-ordered or read-only, and at 1025
+        positions.
 
     Time budget: 40 minutes.
     """

@@ -23,7 +23,8 @@ def flash_attention(q, k, v, block_size=128, causal=True):
 
     Conventions
         - Exact: the result equals softmax(q @ k^T / sqrt(d)) @ v to floating-point
-          precision, for scores as large as 1e4 too.
+          precision, for scores as large as 1e4 too, and where every score a query
+          sees is far below 0. A key a query may not see has no effect on it at all.
         - causal=True uses bottom-right alignment: the queries are the LAST T_q
           positions (decoding with a cache), so query i sits at absolute position
           T_k - T_q + i and may see key j only when j <= T_k - T_q + i. With
@@ -43,11 +44,15 @@ def flash_attention(q, k, v, block_size=128, causal=True):
         the output shape; agreement with a plain full-matrix attention and with the
         reference (float64: rtol 1e-6, atol 1e-9; float32: rtol 1e-4, atol 1e-5) on
         several seeds and shapes, causal and not: T_q == T_k and T_q < T_k, sizes of 1,
-        sizes that are not powers of two, leading axes, block_size 1, block sizes that
-        do not divide T and block sizes larger than T; no NaN or inf for scores near
-        1e4; the two ValueErrors; the tracemalloc peak above; the inputs are left
-        unchanged. Your function is called many times, on inputs that may be views,
-        Fortran-ordered or read-only, and at large sizes (the memory check above).
+        sizes that are not powers of two, leading axes, a query and a key of zeros,
+        block_size 1, block sizes that do not divide T and block sizes larger than T;
+        no NaN or inf for scores near 1e4, nor where every score a query sees is far
+        below 0 (near -800, and near -1.2e4); a value of 1e6 at a key in a query's
+        future leaves that query's output exactly as it was; a few queries over more
+        than 4096 keys; the two ValueErrors; the tracemalloc peak above; the inputs are
+        left unchanged. Your function is called many times (results must outlast later
+        calls), on inputs that may be views, Fortran-ordered or read-only, and at large
+        sizes.
 
     Time budget: 45 minutes.
     """

@@ -36,7 +36,8 @@ def gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads):
         - Scores are q k^T / sqrt(d_head). Always causal: position i attends to
           positions 0..i only; its weights are the softmax of its scores over those
           keys, so every later key gets weight exactly 0 and every row sums to 1.
-        - Scores may reach the thousands: the weights must stay finite and correct.
+        - Scores may reach 1e4 and more in magnitude, and every score a query sees
+          may be far below 0: the weights must stay finite and correct.
         - Head h's output fills columns h*d_head:(h+1)*d_head of the merged
           (B, T, n_heads * d_head) array that goes into `@ W_o`.
         - ValueError if n_heads does not divide W_q.shape[1], or if n_kv_heads does
@@ -45,15 +46,17 @@ def gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads):
 
     What the grader checks
         the shapes of y and weights; agreement with the reference on several seeds and
-        shapes (T = 1, batch of 1 and more, odd sizes, float32 and float64); d_model
-        different from n_heads * d_head; no overflow when scores are in the thousands;
-        the same result as causal multi-head attention when n_kv_heads == n_heads and
-        as multi-query attention when n_kv_heads == 1; which KV head each query head
-        uses; rows of weights summing to 1; nothing attending to the future; earlier
-        outputs unchanged when the input is cut short; the ValueErrors; inputs left
-        unchanged. Then kv_cache_bytes (see its docstring). Both functions are called
-        many times, at large sizes wherever that is cheap to grade, and gqa on inputs
-        that may be views, Fortran-ordered or read-only.
+        shapes (T = 1, batch of 1 and more, odd sizes, float32 and float64, a row of x
+        that is all zeros); d_model different from n_heads * d_head; finite, causal and
+        correct weights for scores of 1e4 and more, also where every score a query
+        sees is far below 0; the same result as causal multi-head attention when
+        n_kv_heads == n_heads and as multi-query attention when n_kv_heads == 1; which
+        KV head each query head uses; rows of weights summing to 1; nothing attending
+        to the future; earlier outputs unchanged when the input is cut short; the
+        ValueErrors; inputs left unchanged. Then kv_cache_bytes (see its docstring).
+        Both functions are called many times, gqa with 1025 positions too (results
+        must outlast later calls), and gqa on inputs that may be views,
+        Fortran-ordered or read-only.
 
     Time budget: 40 minutes.
     """
@@ -82,7 +85,7 @@ def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):
 
     What the grader checks
         that figure and the same model with 32 KV heads (multi-head attention), the
-        16-bit default, linear growth with n_tokens, other sizes, and that the result
-        is an integer.
+        16-bit default, linear growth with n_tokens, other sizes (caches of more than
+        2**31 bytes too), and that the result is an integer.
     """
     raise NotImplementedError("gqa: not implemented yet")

@@ -2,7 +2,10 @@
 
 Every entry is BASE, a correct answer, with one mistake edited in, so each bug reads as
 exactly one mistake. Two mistakes only exist in another layout, so they are edits of a
-correct answer written that way, BASE_EINSUM and BASE_LOOP.
+correct answer written that way, BASE_EINSUM and BASE_LOOP. Entries marked stateful keep
+something between calls (a buffer, a cached mask), so only the whole sequence of calls, in
+order, shows what they do. NEAR_MISSES sit next to a catalogued bug without being it: the
+grader fails each one and names no bug for it.
 """
 from graders.bugs import Bug, edited
 
@@ -62,7 +65,19 @@ MASKING = "    scores = np.where(mask, -np.inf, scores)\n"
 NORMALISE = "    w = w / w.sum(axis=-1, keepdims=True)\n"
 ZERO_FUTURE = "    w = np.where(mask, 0.0, w)\n"
 MERGE = "(w @ v).transpose(0, 2, 1, 3)"
-NO_SCALE = ("q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)", "q @ k.transpose(0, 1, 3, 2)")
+SCORES = "q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)"
+NO_SCALE = (SCORES, "q @ k.transpose(0, 1, 3, 2)")
+MASK = "np.triu(np.ones((T, T), dtype=bool), k=1)"
+RETURN = f"    out = {MERGE}.reshape(B, T, d_model)\n    return out @ W_o, w\n"
+# module state: a line before the function, and `global` as its first statement
+STATE = ("def causal_mha(", "{}\n\n\ndef causal_mha(")
+GLOBAL = ("    B, T, d_model = x.shape\n", "    global {}\n    B, T, d_model = x.shape\n")
+
+
+def with_state(name, value, *changes):
+    """BASE with a module-level variable `name` (first set to `value`) and the edits `changes`."""
+    return edited(BASE, (STATE[0], STATE[1].format(f"{name} = {value}")),
+                  (GLOBAL[0], GLOBAL[1].format(name)), *changes)
 
 
 BUGS = [
@@ -184,8 +199,75 @@ BUGS = [
     Bug("heads_averaged_through_W_o", "test_agrees",
         "each head is projected by its own rows of W_o and the results are averaged; concatenating the "
         "heads and applying W_o is their sum, not their mean",
-        edited(BASE, (f"    out = {MERGE}.reshape(B, T, d_model)\n    return out @ W_o, w\n",
+        edited(BASE, (RETURN,
                       "    W_o_heads = W_o.reshape(n_heads, d_head, d_model)     # the rows of W_o each head feeds\n"
                       "    per_head = (w @ v) @ W_o_heads                        # (B, n_heads, T, d_model)\n"
                       "    return per_head.mean(axis=1), w\n"))),
+    # --- sizes: nanoGPT's habit of a mask precomputed for block_size positions
+    Bug("mask_table_1024", "test_long_sequence",
+        "the mask is sliced from a table precomputed at a fixed size (nanoGPT's block_size habit), which a "
+        "longer sequence outgrows; build the mask for the T of the call",
+        edited(BASE, (STATE[0], STATE[1].format("FUTURE = np.triu(np.ones((1024, 1024), dtype=bool), k=1)")),
+               (f"mask = {MASK}", "mask = FUTURE[:T, :T]"))),
+    # --- state kept between calls
+    Bug("weights_buffer_reused", "test_repeated_calls",
+        "the weights are written into a module-level buffer that every call of the same shape reuses, so the "
+        "next call overwrites weights the caller still holds; return a new array each call",
+        with_state("_weights", "{}", (NORMALISE, NORMALISE +
+                   "    buf = _weights.setdefault((w.shape, w.dtype), np.empty_like(w))\n"
+                   "    buf[...] = w\n    w = buf\n")), stateful=True),
+    # --- input layouts: an in-place reshape works on a contiguous x only
+    Bug("flattens_x_by_setting_shape", "test_layouts",
+        "x is flattened by assigning x.shape (and restored afterwards), which works only when x is "
+        "C-contiguous: a transposed, strided or Fortran-ordered x cannot be reshaped in place; use "
+        "x.reshape(B * T, d_model), which copies when it must",
+        edited(BASE, ("    q, k, v = split(x @ W_q), split(x @ W_k), split(x @ W_v)\n",
+                      "    x.shape = (B * T, d_model)\n"
+                      "    q, k, v = split(x @ W_q), split(x @ W_k), split(x @ W_v)\n"
+                      "    x.shape = (B, T, d_model)\n"))),
+    # --- special values: a row of zeros (padding) has scores of exactly 0
+    Bug("mask_by_zero_scores", "test_agrees",
+        "the future is found as the scores equal to 0 after zeroing it (scores[scores == 0] = -inf), which "
+        "also blocks every real score that is exactly 0: a row of x that is all zeros (padding) then has no "
+        "key left (0 / 0), and no query sees it; mask by position, np.triu(..., k=1)",
+        edited(BASE, (MASKING, "    scores = np.where(mask, 0.0, scores)\n    scores[scores == 0] = -np.inf\n"))),
+    # --- tolerance edges: clipping before exp is exact only while no score reaches the clip
+    Bug("scores_clipped", "test_huge_scores",
+        "the scores are clipped to [-88, 88] before the softmax (so that exp cannot overflow): scores beyond "
+        "that all become equal and share the weight; subtracting each row's maximum already keeps exp finite",
+        edited(BASE, (f"scores = {SCORES}", f"scores = np.clip({SCORES}, -88.0, 88.0)"))),
+    # --- the contract's error
+    Bug("assert_instead_of_value_error", "test_raises",
+        "the head count is checked with assert, which raises AssertionError (and vanishes under python -O); "
+        "the contract asks for ValueError",
+        edited(BASE, (CHECK, '    assert d_model % n_heads == 0, "n_heads must divide d_model"\n'))),
+]
+
+
+# Close to a catalogued bug, but another mistake: the grader fails each and names no bug.
+NEAR_MISSES = [
+    Bug("mask_cached_from_first_call", "test_shapes",
+        "the mask is built at the first call's T and reused by every later call, whatever its T: not a table "
+        "of fixed size, but one as large as the first sequence happened to be",
+        with_state("_future", "None", (f"    mask = {MASK}\n",
+                                       f"    if _future is None:\n        _future = {MASK}\n    mask = _future\n")),
+        stateful=True),
+    Bug("y_buffer_reused", "test_repeated_calls",
+        "y (not the weights) is written into a module-level buffer that every call of the same shape reuses",
+        with_state("_y", "{}", ("    return out @ W_o, w\n",
+                                "    y = out @ W_o\n    buf = _y.setdefault((y.shape, y.dtype), np.empty_like(y))\n"
+                                "    buf[...] = y\n    return buf, w\n")), stateful=True),
+    Bug("scores_clipped_after_masking", "test_causal",
+        "the scores are clipped to [-88, 88] after the mask, so the masked -inf becomes -88 and the future "
+        "gets a small weight that is not 0",
+        edited(BASE, (MASKING, MASKING + "    scores = np.clip(scores, -88.0, 88.0)\n"))),
+    Bug("value_check_more_heads_than_features", "test_raises",
+        "the check refuses more heads than features, not a head count that does not divide d_model, and "
+        "np.array_split quietly makes unequal heads",
+        edited(BASE_LOOP, ("if d_model % n_heads != 0:", "if n_heads > d_model:"))),
+    Bug("zero_rows_give_zero_output", "test_agrees",
+        "rows of x that are all zero are treated as padding and their output set to 0; the contract has no "
+        "padding, a zero row is a position like any other",
+        edited(BASE, ("    return out @ W_o, w\n",
+                      "    y = out @ W_o\n    y[np.all(x == 0, axis=-1)] = 0.0\n    return y, w\n"))),
 ]

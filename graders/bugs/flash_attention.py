@@ -1,5 +1,8 @@
 """Mistakes candidates make in blockwise (online-softmax) attention: each is BASE, a
-correct key-block loop, with one mistake edited in."""
+correct key-block loop, with one mistake edited in. Entries marked stateful keep something
+between calls, so only the whole sequence of calls, in order, shows what they do.
+NEAR_MISSES sit next to a catalogued bug without being it: the grader fails each one and
+names no bug for it."""
 from graders.bugs import Bug, edited
 
 
@@ -36,6 +39,16 @@ def flash_attention(q, k, v, block_size=128, causal=True):
 LOOP = "    for k0 in range(0, t_k, block_size):\n        k1 = min(k0 + block_size, t_k)\n"
 RESCALED = "l = l * alpha + p.sum(axis=-1, keepdims=True)\n        acc = acc * alpha + p @ v[..., k0:k1, :]"
 FUTURE = "np.arange(k0, k1)[None, :] > pos[:, None]"
+MASKING = f"        if causal:\n            s = np.where({FUTURE}, -np.inf, s)\n"
+RUNNING_MAX = "    m = np.full(q.shape[:-1] + (1,), -np.inf)\n"
+P = "p = np.exp(s - m_new)"
+RETURN = "    return acc / l\n"
+
+
+def with_state(name, value, *changes):
+    """BASE with a module-level variable `name`, first set to `value`, and the edits `changes`."""
+    return edited(BASE, ("def flash_attention(", f"{name} = {value}\n\n\ndef flash_attention("),
+                  ("    if block_size < 1:", f"    global {name}\n    if block_size < 1:"), *changes)
 
 
 BUGS = [
@@ -51,8 +64,8 @@ BUGS = [
         "keys left over when block_size does not divide T",
         edited(BASE, ("range(0, t_k, block_size)", "range(0, t_k - block_size + 1, block_size)"))),
     Bug("full_score_matrix", "test_memory",
-        "the whole (T_q, T_k) score matrix is built: right values, but memory grows as T squared, which "
-        "is exactly what FlashAttention avoids",
+        "a whole (T_q, T_k) array of floats is built (the scores, the weights or an additive mask): right "
+        "values, but memory grows as T squared, which is exactly what FlashAttention avoids",
         edited(BASE, (LOOP, "    for k0, k1 in [(0, t_k)]:   # one block of every key\n"))),
     Bug("full_boolean_mask", "test_memory",
         "the blocks are right but the causal mask is built once at full (T_q, T_k) size: even a boolean "
@@ -103,4 +116,70 @@ BUGS = [
     Bug("scales_q_in_place", "test_inputs_unchanged",
         "`q *= scale` writes into the caller's array; scale a copy or the scores instead",
         edited(BASE, ("    pos = t_k - t_q", "    q *= scale\n    scale = 1.0\n    pos = t_k - t_q"))),
+    Bug("causal_flag_unused", "test_agrees",
+        "the causal flag is never read and no mask is applied: every query sees every key, also when "
+        "causal=True",
+        edited(BASE, (MASKING, ""))),
+    # --- special values: a row whose every visible score is far below 0
+    Bug("running_max_starts_at_zero", "test_far_below_zero",
+        "the running max starts at 0 instead of -inf: when every score a query sees is far below 0 (about "
+        "-800), exp(score - 0) underflows to 0 for all of them and the row ends as 0 / 0; start it at -inf",
+        edited(BASE, (RUNNING_MAX, "    m = np.zeros(q.shape[:-1] + (1,))\n"))),
+    Bug("rescale_as_ratio_of_exps", "test_large_scores",
+        "the rescale factor is computed as exp(m_old) / exp(m_new), which overflows to inf / inf for scores "
+        "near 1e4 (and underflows to 0 / 0 far below 0); exp(m_old - m_new) is the same number, always finite",
+        edited(BASE, ("alpha = np.exp(m - m_new)", "alpha = np.exp(m) / np.exp(m_new)"))),
+    # --- tolerance edges: a clipped exp is exact only while no weight is that small
+    Bug("exp_clipped_at_minus_20", "test_future_value",
+        "exp's argument is clipped at -20 (to avoid underflow), so every key below the running max by more "
+        "than 20, masked future keys included, keeps a weight of about 2e-9 instead of its own (or 0); "
+        "with a large value that weight shows; exp(-inf) is exactly 0 and needs no guard",
+        edited(BASE, (P, "p = np.exp(np.maximum(s - m_new, -20.0))"))),
+    # --- sizes: a mask precomputed for a maximum context
+    Bug("mask_table_4096", "test_long_sequences",
+        "the causal mask is sliced from a table precomputed at a fixed size (a maximum context, nanoGPT's "
+        "block_size habit), which a longer sequence outgrows; compare positions for each block instead",
+        edited(BASE, ("def flash_attention(", "FUTURE = np.triu(np.ones((4096, 4096), dtype=bool), k=1)\n\n\n"
+                                            "def flash_attention("),
+               (FUTURE, "FUTURE[pos[0]:pos[-1] + 1, k0:k1]"))),
+    # --- input layouts: a reshape is a view only of a contiguous array
+    Bug("output_written_through_reshape", "test_layouts",
+        "the output is made with np.zeros_like(q) and filled through out.reshape(-1, T_q, d): for a q that is "
+        "not C-ordered (Fortran order, say) zeros_like keeps its layout and that reshape is a copy, so the "
+        "result goes into the copy and zeros come back; return the computed array",
+        edited(BASE, (RETURN, "    out = np.zeros_like(q)\n"
+                              "    out.reshape(-1, t_q, d)[...] = (acc / l).reshape(-1, t_q, d)\n"
+                              "    return out\n"))),
+    # --- state kept between calls
+    Bug("output_buffer_reused", "test_repeated_calls",
+        "the output is written into a module-level buffer that every call of the same shape reuses, so the "
+        "next call overwrites an output the caller still holds; return a new array each call",
+        with_state("_out", "{}", (RETURN,
+                                  "    buf = _out.setdefault((acc.shape, q.dtype), np.empty(acc.shape, q.dtype))\n"
+                                  "    np.divide(acc, l, out=buf)\n    return buf\n")), stateful=True),
+]
+
+
+# Close to a catalogued bug, but another mistake: the grader fails each and names no bug.
+NEAR_MISSES = [
+    Bug("running_max_starts_at_minus_1e4", "test_far_below_zero",
+        "the running max starts at -1e4, a finite stand-in for -inf: right down to scores near -1e4, but "
+        "when every visible score is lower still, exp(score + 1e4) underflows and the row is 0 / 0",
+        edited(BASE, (RUNNING_MAX, "    m = np.full(q.shape[:-1] + (1,), -1e4)\n"))),
+    Bug("offset_off_by_one", "test_bottom_right",
+        "the queries are aligned to the bottom right but one position too late (T_k - T_q + 1 + i), so each "
+        "query also sees the key after it: the offset is there, off by one",
+        edited(BASE, ("pos = t_k - t_q + np.arange(t_q)", "pos = t_k - t_q + 1 + np.arange(t_q)"))),
+    Bug("causal_from_first_call", "test_agrees",
+        "the causal flag of the first call is kept and every later call uses it: the flag is read, but once",
+        with_state("_causal", "None", ("    t_q, d = q.shape[-2:]\n",
+                                       "    if _causal is None:\n        _causal = causal\n"
+                                       "    causal = _causal\n    t_q, d = q.shape[-2:]\n")), stateful=True),
+    Bug("acc_not_rescaled", "test_agrees",
+        "the running sum l is rescaled when the max grows but the output accumulator is not",
+        edited(BASE, ("acc = acc * alpha + p @ v[..., k0:k1, :]", "acc = acc + p @ v[..., k0:k1, :]"))),
+    Bug("exp_clipped_at_minus_30", "test_future_value",
+        "exp's argument is clipped at -30, which leaves every key 30 below the running max (masked ones "
+        "included) a weight of about 1e-13 instead of 0",
+        edited(BASE, (P, "p = np.exp(np.maximum(s - m_new, -30.0))"))),
 ]

@@ -2,7 +2,9 @@
 
 Every entry is BASE, a correct answer, with one mistake edited in. Two mistakes only
 exist in another layout, so they are edits of a correct answer written that way,
-BASE_GROUPED and BASE_LOOP.
+BASE_GROUPED and BASE_LOOP. Entries marked stateful keep something between calls, so only
+the whole sequence of calls, in order, shows what they do. NEAR_MISSES sit next to a
+catalogued bug without being it: the grader fails each one and names no bug for it.
 """
 from graders.bugs import Bug, edited
 
@@ -78,6 +80,15 @@ BASE_LOOP = HEAD + """    q, k, v = x @ W_q, x @ W_k, x @ W_v
 CHECKS = ('    if W_q.shape[1] % n_heads != 0:\n        raise ValueError("n_heads must divide W_q.shape[1]")\n'
           '    if n_heads % n_kv_heads != 0:\n        raise ValueError("n_kv_heads must divide n_heads")\n')
 KV_CACHE = "    return 2 * n_layers * n_kv_heads * d_head * bytes_per_value * n_tokens\n"
+MASK = "np.triu(np.ones((T, T), dtype=bool), k=1)"
+MASKING = "    scores = np.where(mask, -np.inf, scores)\n"
+RETURN = "    return out @ W_o, weights\n"
+
+
+def with_state(name, value, *changes, base=BASE):
+    """`base` with a module-level variable `name`, first set to `value`, and the edits `changes`."""
+    return edited(base, ("def gqa(", f"{name} = {value}\n\n\ndef gqa("),
+                  ("    B, T, d_model = x.shape\n", f"    global {name}\n    B, T, d_model = x.shape\n"), *changes)
 
 
 BUGS = [
@@ -190,4 +201,74 @@ BUGS = [
         "going through bits with `/ 8` makes the result a float; a byte count is an int: use // or stay in bytes",
         edited(BASE, (KV_CACHE, "    bits = 8 * bytes_per_value\n"
                             "    return 2 * n_layers * n_kv_heads * d_head * n_tokens * bits / 8\n"))),
+    # --- state kept between calls
+    Bug("kv_index_cached_from_first_call", "test_shapes",
+        "the list of which KV head each query head reads is built at the first call and reused by later "
+        "calls with other head counts; build it from each call's n_heads and n_kv_heads",
+        with_state("_kv_of", "None", (REPEAT, "    if _kv_of is None:\n"
+                                              "        _kv_of = np.arange(n_heads) // group\n"
+                                              "    k = k[:, _kv_of]\n    v = v[:, _kv_of]\n")), stateful=True),
+    Bug("output_buffer_reused", "test_repeated_calls",
+        "y is written into a module-level buffer that every call of the same shape reuses, so the next call "
+        "overwrites a y the caller still holds; return a new array each call",
+        with_state("_y", "{}", (RETURN, "    buf = _y.setdefault((B, T, d_model, x.dtype), np.empty_like(x))\n"
+                                        "    np.matmul(out, W_o, out=buf)\n    return buf, weights\n")),
+        stateful=True),
+    # --- sizes: nanoGPT's habit of a mask precomputed for block_size positions
+    Bug("mask_table_1024", "test_long_sequence",
+        "the mask is sliced from a table precomputed at a fixed size (nanoGPT's block_size habit), which a "
+        "longer sequence outgrows; build the mask for the T of the call",
+        edited(BASE, ("def gqa(", "FUTURE = np.triu(np.ones((1024, 1024), dtype=bool), k=1)\n\n\ndef gqa("),
+               (f"mask = {MASK}", "mask = FUTURE[:T, :T]"))),
+    Bug("kv_cache_int32_overflow", "test_cache_other_sizes",
+        "the product is taken in 32-bit integers (np.int32, or np.prod's default on Windows), which wrap "
+        "past 2**31 bytes: a long context on a large model is tens of GiB; use Python ints",
+        edited(BASE, (KV_CACHE, "    sizes = np.array([2, n_layers, n_kv_heads, d_head, bytes_per_value, n_tokens], "
+                                "dtype=np.int32)\n    return int(np.prod(sizes, dtype=np.int32))\n"))),
+    # --- input layouts: a reshape is a view only of a contiguous array
+    Bug("output_written_through_reshape", "test_layouts",
+        "y is made with np.zeros_like(x) and filled through y.reshape(B * T, d_model): for an x that is not "
+        "C-ordered (Fortran order, a transposed view), zeros_like keeps its layout and the reshape is a copy, "
+        "so the result is written into the copy and y stays 0; use the product itself",
+        edited(BASE, (RETURN, "    y = np.zeros_like(x)\n"
+                              "    np.matmul(out.reshape(B * T, -1), W_o, out=y.reshape(B * T, d_model))\n"
+                              "    return y, weights\n"))),
+    # --- special values: exact zeros, and rows whose every visible score is far below 0
+    Bug("mask_by_zero_scores", "test_agrees",
+        "the future is found as the scores equal to 0 after zeroing it (scores[scores == 0] = -inf), which "
+        "also blocks every real score that is exactly 0: a row of x that is all zeros (padding) then has no "
+        "key left (0 / 0), and no query sees it; mask by position, np.triu(..., k=1)",
+        edited(BASE, (MASKING, "    scores = np.where(mask, 0.0, scores)\n    scores[scores == 0] = -np.inf\n"))),
+    Bug("mask_fill_minus_1e4", "test_large_scores",
+        "the future is filled with -1e4 rather than -inf: a query whose visible scores are all below -1e4 "
+        "then gives its weight to the future; -inf is below every score",
+        edited(BASE, ("np.where(mask, -np.inf, scores)", "np.where(mask, -1e4, scores)"))),
+]
+
+
+# Close to a catalogued bug, but another mistake: the grader fails each and names no bug.
+NEAR_MISSES = [
+    Bug("kv_cache_ignores_bytes_per_value", "test_cache_other_sizes",
+        "bytes_per_value is ignored and 2 bytes used always: right for 16-bit values only, where a missing "
+        "factor 2 (keys and values) would be wrong everywhere",
+        edited(BASE, (KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * 2 * n_tokens\n"))),
+    Bug("divisibility_checked_on_d_model", "test_heads_must_divide_width",
+        "the check is whether n_heads divides d_model, not W_q.shape[1]: in grouped-query attention they are "
+        "different sizes, so a valid call can be refused and an invalid one let through",
+        edited(BASE_LOOP, ("if W_q.shape[1] % n_heads != 0:", "if d_model % n_heads != 0:"))),
+    Bug("mask_cached_from_first_call", "test_shapes",
+        "the mask is built at the first call's T and reused by every later call: not a table of fixed size, "
+        "but one as large as the first sequence happened to be",
+        with_state("_future", "None", (f"    mask = {MASK}\n",
+                                       f"    if _future is None:\n        _future = {MASK}\n    mask = _future\n")),
+        stateful=True),
+    Bug("weights_buffer_reused", "test_repeated_calls",
+        "the weights (not y) are written into a module-level buffer that every call of the same shape reuses",
+        with_state("_w", "{}", (RETURN,
+                                "    buf = _w.setdefault((weights.shape, weights.dtype), np.empty_like(weights))\n"
+                                "    buf[...] = weights\n    return out @ W_o, buf\n")), stateful=True),
+    Bug("additive_mask_minus_1e4", "test_large_scores",
+        "-1e4 is added to the future scores (the additive-mask habit) rather than filled in: the masked "
+        "scores keep their spread, and one can still beat a visible score below -1e4",
+        edited(BASE, ("np.where(mask, -np.inf, scores)", "scores - 1e4 * mask"))),
 ]
