@@ -590,22 +590,6 @@ def expect_rows_sum_to_one(weights: Any, what: str = "the weights") -> None:
         raise CheckFailed(f"{where} of {what} sums to {_fmt(float(sums[idx]))}, not 1", kind="rowsum")
 
 
-def expect_causal(weights: Any, t_k: int | None = None, what: str = "the weights") -> None:
-    """Nothing attends to the future: blocked entries are exactly 0."""
-    w = as_array(weights, what)
-    t_q, tk = w.shape[-2], w.shape[-1]
-    blocked = np.arange(tk)[None, :] > (tk - t_q + np.arange(t_q))[:, None]
-    leak = (w != 0) & blocked
-    if np.any(leak):
-        idx = tuple(int(i) for i in np.argwhere(leak)[0])
-        lead = f" (at {list(idx[:-2])})" if len(idx) > 2 else ""
-        raise CheckFailed(
-            f"position {idx[-2]} attends to position {idx[-1]} (weight {_fmt(float(w[idx]))}){lead}: "
-            f"the future must get weight exactly 0",
-            kind="causal",
-        )
-
-
 def weights_picture(w: Any, marked, title: str) -> dict | None:
     """A (T_q, T_k) slice of weights as a picture for the report (see report.CheckResult),
     with the entries the message is about marked; None when it is too large to draw."""
@@ -628,8 +612,9 @@ def expect_causal(weights: Any, t_k: int | None = None, what: str = "the weights
         lead = f" (at {list(idx[:-2])})" if len(idx) > 2 else ""
         plane = w[idx[:-2]]
         raise CheckFailed(
-            f"position {idx[-2]} attends to the later position {idx[-1]} (weight {_fmt(float(w[idx]))}){lead}: "
-            f"the future must get weight exactly 0", kind="causal",
+            f"in {what}{lead}, position {idx[-2]} attends to the later position {idx[-1]} (weight "
+            f"{_fmt(float(w[idx]))}; {_entries(int(leak.sum()))} in the future are not 0): the future must get "
+            f"weight exactly 0", kind="causal",
             picture=weights_picture(plane, np.argwhere(leak[idx[:-2]]), f"{what}{lead}: later positions marked"))
 
 
