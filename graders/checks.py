@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from graders.sandbox import AttemptGone
-from graders.worker import copy_with_layout
+from graders.worker import copy_with_layout, digest
 
 TOLERANCE = {np.dtype(np.float64): (1e-6, 1e-9), np.dtype(np.float32): (1e-4, 1e-5)}
 # A float32 logit near 1e4 carries only about three significant digits of its own.
@@ -237,6 +237,7 @@ class Call:
     later_seen: bool = False
     later_after: int = 0        # the id of the last call made before that fetch
     after: Any = None           # the arguments as the call left them, when it wrote into them
+    dtype: Any = None           # the float dtype it was made in (set by the diagnosis)
     repro: list[str] = field(default_factory=list)  # the lines that rebuild its inputs
 
 
@@ -303,6 +304,8 @@ def _differs(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray):
         if not isinstance(b, np.ndarray) or a.shape != b.shape or a.dtype != b.dtype:
             return True
+        if a.tobytes() == b.tobytes():  # the common case, and quick
+            return False
         return not np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
     if isinstance(a, np.random.Generator):
         return False  # a Generator's state is meant to move
@@ -350,15 +353,17 @@ class Recorded:
                     recorded=small, id=next(_IDS), check=LOG.check,
                     repro=list(inputs.lines) if inputs is not None else [])
         LOG.calls.append(call)
+        digests = {key: digest(v) for key, v in [*enumerate(args), *kwargs.items()]
+                   if not isinstance(v, np.random.Generator)}
         reply = self.candidate.box.request(
             {"op": "call", "id": call.id, "fn": self.name, "args": list(args), "kwargs": kwargs,
-             "opts": dict(LOG.opts)}, LOG.deadline)
+             "opts": dict(LOG.opts), "digests": digests}, LOG.deadline)
         if reply.get("missing"):
             raise CheckFailed(f"your file defines no function `{self.name}`", kind="missing")
         if "error" in reply:
             call.outcome = Raised({"type": "GradingError", "message": reply["error"]})
             raise AttemptRaised(f"{source}: {reply['error']}", call.outcome)
-        self._after(call, args, kwargs, reply.get("after"))
+        self._after(call, args, kwargs, reply)
         call.peak, call.warnings = reply.get("peak"), reply.get("warnings") or []
         if "raised" in reply:
             call.outcome, call.kept = Raised(reply["raised"]), True
@@ -369,22 +374,25 @@ class Recorded:
         return out
 
     @staticmethod
-    def _after(call: Call, args: tuple, kwargs: dict, after) -> None:
-        if not isinstance(after, (list, tuple)) or len(after) != 2:
-            return
-        (args_after, kwargs_after), inputs = after, LOG.inputs
-        for i, (sent, now) in enumerate(zip(args, args_after)):
-            name = (inputs.name_of(sent) if inputs else None) or f"argument {i + 1}"
+    def _after(call: Call, args: tuple, kwargs: dict, reply: dict) -> None:
+        """What the call changed in its arguments (the attempt's process sends back every argument
+        whose fingerprint changed; the comparison that names the parts is made here), and the
+        new state of each Generator it was given."""
+        inputs = LOG.inputs
+        changed = reply.get("changed") if isinstance(reply.get("changed"), dict) else {}
+        for key, now in changed.items():
+            sent = args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key)
+            name = (inputs.name_of(sent) if inputs else None) or (
+                f"argument {key + 1}" if isinstance(key, int) else str(key))
             call.mutated += _changed_parts(name, sent, now)
-            _move_generators(sent, now)
-        for k, sent in kwargs.items():
-            now = kwargs_after.get(k) if isinstance(kwargs_after, dict) else None
-            call.mutated += _changed_parts((inputs.name_of(sent) if inputs else None) or k, sent, now)
-            _move_generators(sent, now)
+        rngs = reply.get("rngs") if isinstance(reply.get("rngs"), dict) else {}
+        for key, now in rngs.items():
+            _move_generators(args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key), now)
         if call.mutated:
             MUTATIONS.append(call)
             if call.recorded:
-                call.after = (tuple(args_after), dict(kwargs_after) if isinstance(kwargs_after, dict) else {})
+                call.after = (tuple(changed.get(i, a) for i, a in enumerate(call.args)),
+                              {k: changed.get(k, v) for k, v in call.kwargs.items()})
 
 
 def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:

@@ -27,10 +27,11 @@ BUDGET_SECONDS = 5.0  # replays stop here; no diagnosis is better than a slow on
 
 
 def _dtype_of(call: Call) -> np.dtype:
-    for a in list(call.args) + list(call.kwargs.values()):
-        if isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.floating):
-            return a.dtype
-    return np.dtype(np.float64)
+    """The float dtype a call was made in (its first float array), which sets the tolerance."""
+    if call.dtype is None:
+        call.dtype = next((a.dtype for a in (*call.args, *call.kwargs.values())
+                           if isinstance(a, np.ndarray) and a.dtype.kind == "f"), np.dtype(np.float64))
+    return call.dtype
 
 
 def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
@@ -60,6 +61,8 @@ def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
     if x.dtype == np.bool_ or y.dtype == np.bool_:
         # a mask's dtype is graded: a float or int 0/1 array is not the same answer as a bool one
         return x.dtype == y.dtype and bool(np.array_equal(x, y))
+    if x.dtype == y.dtype and x.tobytes() == y.tobytes():
+        return True  # the same bits: the common case when a bug is the attempt
     rtol, atol = tolerance(dtype, extreme=True)
     try:
         return bool(np.allclose(x.astype(np.float64), y.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True))
@@ -70,8 +73,8 @@ def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
 class Replayer:
     """Calls a known bug (or the reference) here, the way the attempt was called."""
 
-    def __init__(self, module, setup: tuple[str, ...] = ()):
-        self.module, self.setup = module, setup
+    def __init__(self, module):
+        self.module = module
 
     def outcome(self, call: Call) -> tuple[Any, Any]:
         """(what it returned or raised, the arguments as it left them if it wrote into them, else None)."""
@@ -79,7 +82,7 @@ class Replayer:
         fn = getattr(self.module, call.function, None)
         if fn is None:
             return NotImplementedError(), None
-        with warnings.catch_warnings(), np.errstate(all="ignore"), self._guards():
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             try:
                 out = fn(*args, **kwargs)
@@ -88,13 +91,6 @@ class Replayer:
         wrote = any(_differs(old, new) for old, new in zip((*call.args, *call.kwargs.values()),
                                                            (*args, *kwargs.values())))
         return out, ((args, kwargs) if wrote else None)
-
-    def _guards(self):
-        if "refuse_global_random" in self.setup:
-            from graders.worker import refusing_global_random
-
-            return refusing_global_random(np)
-        return contextlib.nullcontext()
 
     def agrees(self, call: Call) -> bool:
         """The same answer as the attempt gave on `call`, alone (no earlier calls replayed)."""
@@ -142,27 +138,40 @@ def diagnose(kata: str, failing: list[Call], history: list[Call], named: list[st
     warning): the answer when the failing calls' values are right (the reference explains
     them) and so no replay can tell.
     """
-    failing = [c for c in failing if c.recorded and c.kept]
-    history = [c for c in history if c.recorded and c.kept]
-    if not failing or _reference_explains(kata, failing, setup):
+    with _guards(setup):
+        return _diagnose(kata, [c for c in failing if c.recorded and c.kept],
+                         [c for c in history if c.recorded and c.kept], named)
+
+
+def _guards(setup: tuple[str, ...]):
+    """Replays meet the attempt's process as it was set up: NumPy's global samplers refused, say."""
+    if "refuse_global_random" in setup:
+        from graders.worker import refusing_global_random
+
+        return refusing_global_random(np)
+    return contextlib.nullcontext()
+
+
+def _diagnose(kata: str, failing: list[Call], history: list[Call], named) -> dict | None:
+    if not failing or _reference_explains(kata, failing):
         return _named(kata, named)
     deadline = time.monotonic() + BUDGET_SECONDS
     catalogue = bug_catalogue.load(kata)
     # first the failing calls alone, for every bug (cheap); then everything, for those that fit them
-    suspects = [b for b in catalogue if b.stateful or _quietly(lambda: all(Replayer(b.module, setup).agrees(c)
+    suspects = [b for b in catalogue if b.stateful or _quietly(lambda: all(Replayer(b.module).agrees(c)
                                                                              for c in failing))]
-    fitting = [b for b in suspects if time.monotonic() < deadline and _quietly(lambda: _fits(b, history, setup, deadline))]
+    fitting = [b for b in suspects if time.monotonic() < deadline and _quietly(lambda: _fits(b, history, deadline))]
     if not fitting or time.monotonic() >= deadline:
         return None
     message = fitting[0].likely if len(fitting) == 1 else " or ".join(b.likely for b in fitting[:2])
     return {"bug": fitting[0].name, "bugs": [b.name for b in fitting], "message": message}
 
 
-def _fits(bug, history: list[Call], setup, deadline: float) -> bool:
+def _fits(bug, history: list[Call], deadline: float) -> bool:
     """The bug gives what the attempt gave on every recorded call of the grading."""
     if bug.stateful:  # its answers depend on the calls before: replay them all, in order, afresh
-        return Replayer(bug.fresh_module(), setup).agrees_in_order(history, deadline)
-    replay = Replayer(bug.module, setup)
+        return Replayer(bug.fresh_module()).agrees_in_order(history, deadline)
+    replay = Replayer(bug.module)
     return all(replay.agrees(c) for c in history if time.monotonic() < deadline) and time.monotonic() < deadline
 
 
@@ -174,8 +183,8 @@ def _quietly(test) -> bool:
         return False
 
 
-def _reference_explains(kata: str, failing: list[Call], setup) -> bool:
-    replay = Replayer(reference(kata), setup)
+def _reference_explains(kata: str, failing: list[Call]) -> bool:
+    replay = Replayer(reference(kata))
     try:
         return all(replay.agrees(c) for c in failing)
     except Exception:

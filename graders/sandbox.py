@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from graders.worker import WireError, decode, encode, recv_exact
+from graders.worker import WireError, decode, encode_request, recv_exact
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
 KEEP_OUTPUT = 8000          # bytes of printed output kept (the tail)
@@ -204,8 +204,8 @@ class Sandbox:
         os.set_blocking(self.out_fd, False)
         self.gone, self.loaded = None, {}
         self.starts += 1
-        self.chan.sendall(encode({"op": "load", "source": self.source, "filename": self.filename,
-                                  "module": self.module, "setup": list(self.setup)}))
+        self.chan.sendall(encode_request({"op": "load", "source": self.source, "filename": self.filename,
+                                          "module": self.module, "setup": list(self.setup)}))
 
     def wait_loaded(self, deadline: float) -> dict:
         """The load reply: {"ok": [callables]} or {"raised": description}."""
@@ -246,7 +246,7 @@ class Sandbox:
         if self.chan is None:
             raise AttemptCrashed("the attempt's process is not running")
         try:
-            self.chan.sendall(encode(message))
+            self.chan.sendall(encode_request(message))
         except OSError:
             self._lost()
         return self._reply(deadline)

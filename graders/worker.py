@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
 import os
 import select
 import signal
@@ -279,6 +280,110 @@ def send(sock: socket.socket, value) -> None:
     sock.sendall(encode(value))
 
 
+# ----------------------------------------------------------------------------- requests
+
+# Requests go from the judge to the attempt's process only, so they may be pickled (the
+# judge trusts itself); an array whose layout pickle would not keep (a view, read-only)
+# travels as its bytes and layout and is rebuilt as it was.
+
+def encode_request(request: dict) -> bytes:
+    data = pickle.dumps(_laid_out(request), protocol=5)
+    return _pack(">Q", len(data)) + data
+
+
+def _laid_out(v, depth: int = 0):
+    """`v` with every array whose layout pickle would not keep (a view, a read-only array)
+    wrapped so that it is rebuilt laid out as it is."""
+    np = sys.modules.get("numpy")
+    if depth > MAX_DEPTH:
+        return v
+    if np is not None and type(v) is np.ndarray:
+        plain = v.flags.writeable and (v.flags.c_contiguous or v.flags.f_contiguous)
+        return v if plain else _Laid(v)
+    if type(v) is list:
+        return [_laid_out(x, depth + 1) for x in v]
+    if type(v) is tuple:
+        return tuple(_laid_out(x, depth + 1) for x in v)
+    if type(v) is dict:
+        return {k: _laid_out(x, depth + 1) for k, x in v.items()}
+    return v
+
+
+class _Laid:
+    """An array on its way to the attempt's process, with its strides and read-only flag."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __reduce__(self):
+        a, layout = self.a, {}
+        if a.size > 1 and not (a.flags.c_contiguous or a.flags.f_contiguous):
+            below, span = _span(a)
+            layout = {"strides": a.strides, "offset": below, "span": span}
+        order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+        return _rebuild_laid, (a.tobytes(order="C"), a.dtype.str, a.shape, order, layout, not a.flags.writeable)
+
+
+def _rebuild_laid(data: bytes, dtype: str, shape: tuple, order: str, layout: dict, readonly: bool):
+    np = _np()
+    flat = np.frombuffer(data, dtype=np.dtype(dtype)).reshape(shape)
+    if layout:
+        arr = _view_like(np, shape, np.dtype(dtype), layout["strides"], layout["offset"], layout["span"])
+        arr[...] = flat
+    else:
+        arr = flat.copy(order=order)
+    if readonly:
+        arr.setflags(write=False)
+    return arr
+
+
+class _RequestUnpickler(pickle.Unpickler):
+    """The judge's pickles name this file as `graders.worker`; here it may be `__main__`."""
+
+    def find_class(self, module, name):
+        if module == "graders.worker":
+            return globals()[name]
+        return super().find_class(module, name)
+
+
+def recv_request(sock: socket.socket):
+    (n,) = _unpack(">Q", recv_exact(sock, 8))
+    return _RequestUnpickler(io.BytesIO(recv_exact(sock, n))).load()
+
+
+def digest(value) -> str:
+    """A fingerprint of a value's contents (arrays by dtype, shape and bytes), the same in
+    both processes: the judge sends the fingerprints of a call's arguments, and the
+    attempt's process sends back any argument whose fingerprint the call changed."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    _feed(h, value)
+    return h.hexdigest()
+
+
+def _feed(h, v) -> None:
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(v, np.ndarray):
+        h.update(f"a{v.dtype.str}{v.shape}".encode())
+        h.update(np.ascontiguousarray(v).tobytes() if v.dtype.kind in ARRAY_KINDS else repr(v).encode())
+    elif isinstance(v, (list, tuple)):
+        h.update(f"{type(v).__name__}{len(v)}(".encode())
+        for x in v:
+            _feed(h, x)
+        h.update(b")")
+    elif isinstance(v, dict):
+        h.update(f"d{len(v)}(".encode())
+        for k, x in v.items():
+            h.update(repr(k).encode())
+            _feed(h, x)
+        h.update(b")")
+    elif np is not None and isinstance(v, np.random.Generator):
+        h.update(b"rng")  # its state is meant to move: sent back with every call instead
+    else:
+        h.update(f"{type(v).__name__}:{v!r}".encode())
+
+
 def recv_exact(sock: socket.socket, n: int) -> bytes:
     chunks, got = [], 0
     while got < n:
@@ -321,7 +426,7 @@ class Worker:
                                                               tracemalloc.stop)
         self.extract_tb, self.linecache, self.warnings = traceback.extract_tb, linecache, warnings
         self.errstate, self.seed = np.errstate, np.random.seed
-        self.perf_counter, self.enc, self.isinstance = time.perf_counter, encode, isinstance
+        self.perf_counter, self.enc, self.digest = time.perf_counter, encode, digest
         self.module = None
         self.filename = None
         self.kept: dict[int, object] = {}
@@ -329,7 +434,7 @@ class Worker:
     def serve(self) -> None:
         while True:
             try:
-                request = recv(self.chan, layouts=True)
+                request = recv_request(self.chan)
             except (EOFError, OSError):
                 os._exit(0)
             try:
@@ -400,8 +505,19 @@ class Worker:
             if opts.get("keep"):
                 self.kept[request["id"]] = result
         reply["seconds"] = self.perf_counter() - started
-        reply["after"] = (args, kwargs)
+        self._changes(request, args, kwargs, reply)
         return reply
+
+    def _changes(self, request, args, kwargs, reply) -> None:
+        """The arguments the call changed (by their fingerprints), and every Generator's state."""
+        sent = request.get("digests") or {}
+        changed, rngs = {}, {}
+        for key, value in [*enumerate(args), *kwargs.items()]:
+            if type(value) is self.np.random.Generator:
+                rngs[key] = value
+            elif key in sent and self.digest(value) != sent[key]:
+                changed[key] = value
+        reply["changed"], reply["rngs"] = changed, rngs
 
     def op_fetch(self, request) -> dict:
         if request["id"] not in self.kept:

@@ -39,10 +39,14 @@ class Bug:
     def module(self) -> ModuleType:
         return self.fresh_module()
 
+    @cached_property
+    def compiled(self):
+        return compile(self.source, f"<bug {self.name}>", "exec")
+
     def fresh_module(self) -> ModuleType:
         """The attempt as a new module, with none of the state earlier calls left behind."""
         module = ModuleType(f"bug_{self.name}")
-        exec(compile(self.source, f"<bug {self.name}>", "exec"), module.__dict__)
+        exec(self.compiled, module.__dict__)
         return module
 
 
