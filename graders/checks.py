@@ -95,10 +95,18 @@ class Inputs:
 
     def __init__(self, seed: int = 0):
         self.seed = seed
-        self.rng = np.random.default_rng(seed)
+        self._rng = None                # made on first use: many cases draw nothing
         self.lines: list[str] = []
         self.names: dict[int, str] = {}
         self._keep: list[Any] = []  # keep registered objects alive so ids stay unique
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The case's generator; the repro makes the same one, once, before its first draw."""
+        if self._rng is None:
+            self._rng = np.random.default_rng(self.seed)
+            self.lines.append(f"rng = np.random.default_rng({self.seed})")
+        return self._rng
 
     def _register(self, name: str, value: Any, line: str) -> Any:
         self.lines.append(line)
@@ -108,8 +116,6 @@ class Inputs:
 
     def normal(self, name: str, shape: tuple, scale: float = 1.0, dtype: Any = np.float64):
         """Standard normal entries times `scale`, drawn from this case's generator."""
-        if not any("rng = " in line for line in self.lines):
-            self.lines.append(f"rng = np.random.default_rng({self.seed})")
         shape = tuple(int(s) for s in shape)
         value = self.rng.standard_normal(shape) * scale
         expr = f"rng.standard_normal({shape})" + (f" * {scale!r}" if scale != 1 else "")
@@ -288,14 +294,17 @@ def _nbytes(obj: Any) -> int:
 def clone(value: Any) -> Any:
     """A deep copy in which every array keeps its memory layout and read-only flag, so that a
     replay gets what the attempt got (copy.deepcopy makes read-only arrays writeable)."""
-    if isinstance(value, np.ndarray) and type(value) is np.ndarray:
+    kind = type(value)
+    if kind is np.ndarray:
         return copy_with_layout(value)
-    if isinstance(value, tuple):
-        return tuple(clone(v) for v in value)
-    if isinstance(value, list):
+    if kind is tuple:
+        return tuple([clone(v) for v in value])
+    if kind is list:
         return [clone(v) for v in value]
-    if isinstance(value, dict):
+    if kind is dict:
         return {k: clone(v) for k, v in value.items()}
+    if kind in (int, float, bool, str, type(None)) or isinstance(value, np.generic):
+        return value  # immutable
     return copy.deepcopy(value)
 
 

@@ -25,8 +25,6 @@ def _weight(new, d, dtype="float64", name="weight"):
     """A learned scale with a distinct value per feature (some below 1, one negative), drawn from
     the case's generator and written in the repro as the expression that draws it (a literal of
     thousands of features would cost more to write than the check)."""
-    if not any(line.startswith("rng = ") for line in new.lines):
-        new.lines.append(f"rng = np.random.default_rng({new.seed})")
     w = np.linspace(0.5, 2.0, d) + 0.1 * new.rng.standard_normal(d)
     expr = f"np.linspace(0.5, 2.0, {d}) + 0.1 * rng.standard_normal({d})"
     if d >= 3:

@@ -287,7 +287,9 @@ def send(sock: socket.socket, value) -> None:
 # travels as its bytes and layout and is rebuilt as it was.
 
 def encode_request(request: dict) -> bytes:
-    data = pickle.dumps(_laid_out(request), protocol=5)
+    if "args" in request:  # only a call's arguments hold arrays
+        request = dict(request, args=_laid_out(request["args"]), kwargs=_laid_out(request["kwargs"]))
+    data = pickle.dumps(request, protocol=5)
     return _pack(">Q", len(data)) + data
 
 
