@@ -733,6 +733,34 @@ def _first_difference(a: Any, b: Any, names: tuple[str, ...] = (), what: str = "
     return f" ({what})"
 
 
+def expect_memory_below(make_call: Callable[[], Any], t: int) -> Any:
+    """The contract's memory rule for blockwise attention: during `make_call()` (a call at
+    T = t), the peak that tracemalloc sees stays below t * t bytes, one boolean (T, T) array.
+    An allocation of four bytes a (query, key) pair or more fails at once in the attempt's
+    process rather than being computed. Names `full_boolean_mask` (under four bytes a pair:
+    a boolean or byte array, with the temporaries that build it) or `full_score_matrix` (four
+    or more: float32 or float64 scores) as the cause."""
+    budget, cap = t * t, 4 * t * t
+    try:
+        with unrecorded(), call_options(memory=True, memory_cap=cap):
+            out = make_call()
+    except AttemptRaised as exc:
+        if not exc.original.is_a(MemoryError):
+            raise
+        raise CheckFailed(f"{last_call()} asked for more than {cap / 2**20:.0f} MiB beyond what it began with, "
+                          f"4 bytes or more for each of the T x T (query, key) pairs at T={t}; the budget is "
+                          f"{budget / 2**20:.0f} MiB, one byte a pair (one boolean T x T array)",
+                          kind="memory", bug="full_score_matrix") from None
+    peak = LOG.calls[-1].peak or 0
+    if peak >= budget:
+        per_pair = peak / budget
+        named = "full_boolean_mask" if per_pair < 4 else "full_score_matrix"
+        raise CheckFailed(f"the peak memory during {last_call()} was {peak / 2**20:.0f} MiB, {per_pair:.2g} bytes for "
+                          f"each of the T x T (query, key) pairs at T={t}; the budget is {budget / 2**20:.0f} MiB, "
+                          f"one byte a pair (one boolean T x T array)", kind="memory", bug=named)
+    return out
+
+
 def expect_raises(error: type, fn: Callable, *args, why: str, **kwargs) -> None:
     """The call raises `error` (the contract names the ValueErrors)."""
     try:

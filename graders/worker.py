@@ -495,7 +495,7 @@ class Worker:
         started = self.perf_counter()
         try:
             if opts.get("memory"):
-                result = self._traced(fn, args, kwargs, reply)
+                result = self._traced(fn, args, kwargs, reply, opts.get("memory_cap"))
             elif opts.get("warnings"):
                 result = self._warned(fn, args, kwargs, reply)
             else:
@@ -531,13 +531,18 @@ class Worker:
         return {"ok": None}
 
     # -- how a call is watched ----------------------------------------------------------
-    def _traced(self, fn, args, kwargs, reply):
+    def _traced(self, fn, args, kwargs, reply, cap=None):
+        """The call with its peak traced; with `cap` (bytes), an allocation that would take the
+        process that far past its size fails at once (MemoryError) rather than being computed."""
+        restore = _cap_memory(cap) if cap else None
         self.trace_start()
         try:
             return fn(*args, **kwargs)
         finally:
             reply["peak"] = self.trace_peak()[1]
             self.trace_stop()
+            if restore:
+                restore()
 
     def _warned(self, fn, args, kwargs, reply):
         with self.warnings.catch_warnings(record=True) as caught, \
@@ -792,6 +797,24 @@ def worker(chan: socket.socket, out_w: int) -> None:
         traceback.print_exc()  # to the judge's output pipe: shown with what the attempt printed
     finally:
         os._exit(70)
+
+
+def _cap_memory(extra: int):
+    """Lower the address-space limit to the process's size now plus `extra` bytes (Linux);
+    returns what puts the limit back, or None where the size cannot be read."""
+    import resource
+
+    try:
+        with open("/proc/self/statm") as f:
+            size = int(f.read().split()[0]) * resource.getpagesize()
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = size + int(extra)
+        if soft != resource.RLIM_INFINITY:
+            limit = min(limit, soft)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (OSError, ValueError):
+        return None
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def _text_stream(fd: int) -> io.TextIOWrapper:
