@@ -31,6 +31,12 @@ class SettingError(ValueError):
     """An environment setting that grading cannot use (a usage error, not the attempt's fault)."""
 
 
+def load_seconds(check_seconds: float) -> float:
+    """Seconds the attempt's top-level code may take: a check's limit, and never less than 2 s,
+    since a fresh process also has to start."""
+    return max(check_seconds, 2.0)
+
+
 def check_seconds() -> float:
     """Seconds a check may take (KATA_CHECK_SECONDS, default 10)."""
     text = os.environ.get("KATA_CHECK_SECONDS", "10")
@@ -151,6 +157,7 @@ def _load(box: sandbox.Sandbox, seconds: float) -> str | None:
     """None when the attempt's top-level code ran; else why not."""
     from graders import judge
 
+    seconds = load_seconds(seconds)
     try:
         reply = box.wait_loaded(time.monotonic() + seconds)
     except sandbox.CallTimedOut:

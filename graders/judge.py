@@ -84,11 +84,14 @@ def run(module, ref, box: Sandbox, candidate: checks.Candidate, check_seconds: f
 
 def _restart(box: Sandbox, candidate: checks.Candidate, check_seconds: float) -> str | None:
     """A fresh worker for the next check; the reason when it cannot load the attempt again."""
+    from graders.harness import load_seconds
+
     box.start()
+    seconds = load_seconds(check_seconds)
     try:
-        reply = box.wait_loaded(time.monotonic() + check_seconds)
+        reply = box.wait_loaded(time.monotonic() + seconds)
     except AttemptGone as exc:
-        return f"not run: the attempt's process could not be started again ({_gone_text(exc, check_seconds)})"
+        return f"not run: the attempt's process could not be started again ({_gone_text(exc, seconds)})"
     problem = loaded_message(reply)
     if problem:
         return f"not run: {problem}"

@@ -35,7 +35,7 @@ def failures(report):
 
 @pytest.fixture
 def quick_timeouts(monkeypatch):
-    monkeypatch.setenv("KATA_CHECK_SECONDS", "1")
+    monkeypatch.setenv("KATA_CHECK_SECONDS", "0.5")
 
 
 def test_a_correct_attempt_passes_every_check(tmp_path):
@@ -114,9 +114,9 @@ def test_misbehaving_attempts_fail_with_a_clear_message(tmp_path, body, words):
 def test_an_endless_loop_fails_one_check_and_stops(tmp_path, quick_timeouts):
     report = grade("softmax", attempt(tmp_path, "def softmax(z, axis=-1):\n    while True:\n        pass\n"))
     first, *rest = failures(report)
-    assert "did not finish within 1 s on softmax(z" in first["message"]
+    assert "did not finish within 0.5 s on softmax(z" in first["message"]
     assert rest and all("did not finish" in c["message"] or c["status"] == "skipped" for c in rest)
-    assert report["seconds"] < 6
+    assert report["seconds"] < 4
 
 
 def test_a_call_stuck_in_c_code_is_killed_from_outside(tmp_path, quick_timeouts):
@@ -177,9 +177,7 @@ def test_plain_pytest_and_the_harness_agree_on_a_bug_of_every_kata(tmp_path, kat
     for kata in katas:
         path = attempt(tmp_path, bugs.load(kata)[0].source, f"{kata}.py")
         report = grade(kata, path)
-        # a slow check is not run by the harness while others fail; pytest runs it: compare the rest
-        expected[kata] = ({c["name"] for c in report["checks"] if c["status"] == "failed"},
-                          {c["name"] for c in report["checks"] if c["status"] == "skipped"})
+        expected[kata] = {c["name"] for c in report["checks"] if c["status"] == "failed"}
     env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     graders = [f"graders/test_{kata}.py" for kata in katas]
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "pytest_timeout", "-q", "-rf", "--impl", str(tmp_path),
@@ -191,6 +189,6 @@ def test_plain_pytest_and_the_harness_agree_on_a_bug_of_every_kata(tmp_path, kat
             kata = Path(module).stem[len("test_"):]
             grader = __import__(f"graders.test_{kata}", fromlist=["_"])
             failed_by_pytest[kata].add(getattr(grader, test).check_name)
-    differ = {kata: (failed, failed_by_pytest[kata] - skipped) for kata, (failed, skipped) in expected.items()
-              if failed != failed_by_pytest[kata] - skipped}
+    differ = {kata: (failed, failed_by_pytest[kata]) for kata, failed in expected.items()
+              if failed != failed_by_pytest[kata]}
     assert not differ, f"harness vs pytest: {differ}\n{run.stdout[-3000:]}"

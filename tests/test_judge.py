@@ -180,23 +180,23 @@ def test_a_hang_fails_its_check_and_the_other_checks_still_run(tmp_path, monkeyp
 
 
 def test_an_endless_function_costs_about_three_time_limits(tmp_path, monkeypatch):
-    monkeypatch.setenv("KATA_CHECK_SECONDS", "1")
+    monkeypatch.setenv("KATA_CHECK_SECONDS", "0.5")
     report = grade("softmax", write(tmp_path, "def softmax(z, axis=-1):\n    while True:\n        pass\n"))
     assert not report["passed"]
-    assert report["seconds"] < 1 + 2 + 2
+    assert report["seconds"] < 0.5 + 2 * 0.5 + 2
     assert any(c["status"] == "skipped" and "time left" in c["message"] for c in report["checks"])
 
 
 def test_slow_top_level_code_is_named_as_the_slow_part(tmp_path, monkeypatch):
-    monkeypatch.setenv("KATA_CHECK_SECONDS", "1")
+    monkeypatch.setenv("KATA_CHECK_SECONDS", "0.5")  # top-level code gets at least 2 s
     report = grade("softmax", write(tmp_path, "import time\ntime.sleep(30)\n" + GOOD))
     [only] = report["checks"]
-    assert "top-level code did not finish within 1 s" in only["message"]
+    assert "top-level code did not finish within 2 s" in only["message"]
     assert report["seconds"] < 5
 
 
 def test_a_print_flood_is_bounded_in_time_memory_and_disk(tmp_path, monkeypatch):
-    monkeypatch.setenv("KATA_CHECK_SECONDS", "1")
+    monkeypatch.setenv("KATA_CHECK_SECONDS", "0.5")
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     body = GOOD.replace("    e = np.exp", "    while True:\n        print('spam ' * 20)\n    e = np.exp")
