@@ -237,7 +237,7 @@ def check(name, file, as_json):
     if file is not None:
         k = _kata(name or _name_of(file))
         report = grading.grade(k.name, file, source=file.read_bytes())
-        _show([(f"{k.name}: {paths.shown(file)}", file, report)], as_json, recorded=False)
+        _show([(k.name, file, report)], as_json, recorded=False)
         ctx.exit(0 if report.get("passed") else 1)
     if name:
         _kata(name)

@@ -630,9 +630,13 @@ def expect_causal(weights: Any, t_k: int | None = None, what: str = "the weights
         plane = w[idx[:-2]]
         raise CheckFailed(
             f"in {what}{lead}, position {idx[-2]} attends to the later position {idx[-1]} (weight "
-            f"{_fmt(float(w[idx]))}; {_entries(int(leak.sum()))} in the future are not 0): the future must get "
+            f"{_fmt(float(w[idx]))}; {_not_zero(int(leak.sum()))} in the future): the future must get "
             f"weight exactly 0", kind="causal",
             picture=weights_picture(plane, np.argwhere(leak[idx[:-2]]), f"{what}{lead}: later positions marked"))
+
+
+def _not_zero(n: int) -> str:
+    return "1 entry is not 0" if n == 1 else f"{n} entries are not 0"
 
 
 def _entries(n: int) -> str:

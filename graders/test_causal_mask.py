@@ -7,9 +7,9 @@ table while keeping every result cheap to judge (decoding calls with few queries
 """
 import numpy as np
 
-from graders.checks import (LAYOUT_CHECK, CheckFailed, as_array, check, expect_causal, expect_close,
+from graders.checks import (LAYOUT_CHECK, as_array, check, CheckFailed, expect_causal, expect_close,
                             expect_inputs_unchanged, expect_raises, expect_repeatable, expect_rows_sum_to_one,
-                            expect_shape, layout_cases, with_dtypes)
+                            expect_shape, layout_cases, weights_picture, with_dtypes)
 
 
 def _blocked(t_q: int, t_k: int) -> np.ndarray:
@@ -45,7 +45,9 @@ def _expect_mask(out, t_q: int, t_k_arg, call: str | None = None) -> None:
         else:
             why = f"query {i} sits at position {pos}{_where(t_q, t_k)}, so key {j} is in its past"
         raise CheckFailed(f"{call}[{i}, {j}] is {bool(got[i, j])}, expected {bool(want[i, j])} "
-                          f"(True means blocked): {why}; {len(wrong)} of {want.size} entries are wrong")
+                          f"(True means blocked): {why}; {len(wrong)} of {want.size} entries are wrong",
+                          picture=weights_picture(got.astype(bool), wrong,
+                                                  f"{call}: 1 where blocked, the wrong entries marked"))
 
 
 def _scores(new, lead, t_q, t_k, dtype="float64", scale=2.0, name="scores"):
