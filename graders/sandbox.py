@@ -291,7 +291,11 @@ class Sandbox:
             code = struct.unpack(">i", recv_exact(self.ctl, 4))[0]
         except (OSError, EOFError, struct.error):
             pass
-        self._fail(AttemptCrashed(describe_exit(code)))
+        message = describe_exit(code)
+        if code in (70, 71):  # the process's own failure: its traceback went to the output
+            lines = [line for line in self.output.text().splitlines() if line.strip()]
+            message += f": {lines[-1].strip()}" if lines else ""
+        self._fail(AttemptCrashed(message))
 
     def _fail(self, gone: AttemptGone):
         self.gone = gone
