@@ -244,7 +244,8 @@ class Call:
     later_after: int = 0        # the id of the last call made before that fetch
     after: Any = None           # the arguments as the call left them, when it wrote into them
     dtype: Any = None           # the float dtype it was made in (set by the diagnosis)
-    repro: list[str] = field(default_factory=list)  # the lines that rebuild its inputs
+    repro: tuple = ([], 0)      # (the case's repro lines, how many of them rebuild its inputs)
+    digests: dict = field(default_factory=dict)  # fingerprints of its arguments as sent
 
 
 class _Log:
@@ -289,6 +290,28 @@ def _nbytes(obj: Any) -> int:
     if isinstance(obj, dict):
         return sum(_nbytes(o) for o in obj.values())
     return 0
+
+
+def _held(value: Any) -> Any:
+    """What a recorded call keeps of its arguments: the arrays themselves (the check must not
+    change them afterwards: see _intact), fresh containers, and a copy of any Generator, whose
+    state moves on as the attempt draws."""
+    kind = type(value)
+    if kind is tuple:
+        return tuple([_held(v) for v in value])
+    if kind is list:
+        return [_held(v) for v in value]
+    if kind is dict:
+        return {k: _held(v) for k, v in value.items()}
+    if isinstance(value, np.random.Generator):
+        return copy.deepcopy(value)
+    return value
+
+
+def _intact(call: Call) -> bool:
+    """The arguments a recorded call keeps are still as they were sent."""
+    sent = [*enumerate(call.args), *call.kwargs.items()]
+    return all(digest(v) == call.digests[key] for key, v in sent if key in call.digests)
 
 
 def clone(value: Any) -> Any:
@@ -357,13 +380,14 @@ class Recorded:
         inputs = LOG.inputs
         source = f"{self.name}({_render_args(args, kwargs, inputs)})"
         small = LOG.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
-        # the judge's arrays never reach the attempt (it gets copies), so these stay pristine
-        call = Call(self.name, *(clone((args, kwargs)) if small else ((), {})), source=source,
-                    recorded=small, id=next(_IDS), check=LOG.check,
-                    repro=list(inputs.lines) if inputs is not None else [])
-        LOG.calls.append(call)
         digests = {key: digest(v) for key, v in [*enumerate(args), *kwargs.items()]
                    if not isinstance(v, np.random.Generator)}
+        # the judge's arrays never reach the attempt (it gets copies), so the call keeps the arrays
+        # themselves; the end of the case checks by fingerprint that the check left them as sent
+        call = Call(self.name, *(_held((args, kwargs)) if small else ((), {})), source=source,
+                    recorded=small, id=next(_IDS), check=LOG.check, digests=digests,
+                    repro=(inputs.lines, len(inputs.lines)) if inputs is not None else ([], 0))
+        LOG.calls.append(call)
         reply = self.candidate.box.request(
             {"op": "call", "id": call.id, "fn": self.name, "args": list(args), "kwargs": kwargs,
              "opts": dict(LOG.opts), "digests": digests}, LOG.deadline)
@@ -899,12 +923,15 @@ def _case_runner(body: Callable) -> Callable:
         except CheckFailed as exc:
             earlier = getattr(exc, "earlier", None)
             if earlier is not None:  # the failing call was made in another check
-                exc.repro = repro_for([earlier], None, getattr(impl, "_path", None), earlier.repro)
+                lines, count = earlier.repro
+                exc.repro = repro_for([earlier], None, getattr(impl, "_path", None), lines[:count])
                 return exc
             exc.calls, exc.case = list(LOG.calls), case
             exc.repro = repro_for(LOG.calls, LOG.inputs, getattr(impl, "_path", None))
             return exc
         finally:
+            for c in LOG.calls:  # a call whose arguments the check changed since cannot be replayed
+                c.recorded = c.recorded and _intact(c)
             HISTORY.extend(c for c in LOG.calls if c.recorded)
         return None
 
