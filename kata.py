@@ -14,7 +14,7 @@ import sys
 if sys.argv[1:2] and sys.argv[1] in ("check", "watch", "submit"):
     from practice.grading import prepare
 
-    prepare()
+    prepare(sys.argv[2:])
 
 import functools
 import json

@@ -93,8 +93,19 @@ class Template:
         self.sock = mine
         self.lock = threading.Lock()
 
+    spare = None  # a worker forked ahead of need (prefork)
+
+    def prefork(self) -> None:
+        """Fork the next worker now, while there is time: fork() hands it out."""
+        if self.spare is None:
+            self.spare = self._fork()
+
     def fork(self) -> tuple[int, socket.socket, int, socket.socket]:
         """(reaper pid, request channel, output pipe, control socket) of a new worker."""
+        spare, self.spare = self.spare, None
+        return spare or self._fork()
+
+    def _fork(self) -> tuple[int, socket.socket, int, socket.socket]:
         with self.lock:
             try:
                 self.sock.sendall(b"F")
@@ -135,6 +146,64 @@ class Template:
                 self.proc.kill()
             if self.proc.stderr:
                 self.proc.stderr.close()
+
+
+class _Forked:
+    """What Template needs of a process (poll, wait, kill) for a template forked from this one."""
+
+    stderr = None
+
+    def __init__(self, pid: int):
+        self.pid, self.returncode = pid, None
+
+    def poll(self):
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                pid, status = self.pid, 0
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None):
+        end = time.monotonic() + (timeout if timeout is not None else 1e9)
+        while self.poll() is None:
+            if time.monotonic() > end:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def fork_template() -> None:
+    """Make this process's template by forking it, which saves an interpreter and a NumPy
+    import. Only for a process that has imported nothing of the judge yet (graders.service):
+    whatever it holds now, every attempt's process will hold too."""
+    global _TEMPLATE
+    from graders import worker
+
+    mine, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            mine.close()
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            worker.template(theirs.detach())
+        finally:
+            os._exit(71)
+    theirs.close()
+    template = Template.__new__(Template)
+    template.proc, template.sock, template.lock = _Forked(pid), mine, threading.Lock()
+    _TEMPLATE = template
 
 
 _TEMPLATE: Template | None = None

@@ -13,7 +13,6 @@ and the rest stay instant. Tests replace `grade` with a stand-in.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 
 class GradingUnavailable(Exception):
@@ -24,18 +23,30 @@ class BadSetting(ValueError):
     """An environment setting grading cannot use (KATA_CHECK_SECONDS): a usage error."""
 
 
-def prepare() -> None:
-    """Start the attempt's interpreter now (it imports NumPy while this process loads the
-    rest): commands about to grade call this first. Never fails: grade() says what is wrong."""
-    try:
-        from graders.sandbox import warm_up
-
-        warm_up()
-    except Exception:
-        pass
+_SERVICE = None  # the grading process of a command that grades (graders/service.py)
 
 
-def grade(kata: str, path: str | Path, source: bytes | None = None) -> dict:
+def prepare(hints: list[str] = ()) -> None:
+    """Start the grading process now, so that it imports NumPy and the graders while this
+    process loads the rest: commands about to grade call this first (`hints`, their command
+    line, may name the kata). Without it, grade() grades in this process. Never fails:
+    grade() says what is wrong."""
+    global _SERVICE
+    if _SERVICE is None:
+        try:
+            from graders.service import Service
+
+            _SERVICE = Service(hints)
+        except Exception:
+            _SERVICE = None
+
+
+def grade(kata: str, path, source: bytes | None = None) -> dict:
+    if source is None:
+        with open(path, "rb") as f:
+            source = f.read()
+    if _SERVICE is not None:
+        return _by_service(kata, path, source)
     try:
         from graders.harness import grade as harness_grade
     except ImportError as e:
@@ -56,6 +67,28 @@ def grade(kata: str, path: str | Path, source: bytes | None = None) -> dict:
             "set KATA_DEBUG=1 to see the traceback"
         ) from e
     return report
+
+
+def _by_service(kata: str, path, source: bytes) -> dict:
+    import threading
+
+    from graders.service import ServiceFailed
+
+    # what prints the report (rich) is imported while the grading process works
+    threading.Thread(target=_load_report_rendering, daemon=True).start()
+    try:
+        return _SERVICE.grade(kata, os.path.abspath(path), source)
+    except ServiceFailed as e:
+        if e.kind == "setting":
+            raise BadSetting(str(e)) from None
+        raise GradingUnavailable(f"the grader for {kata} failed ({e})" if e.kind == "grader" else str(e)) from None
+
+
+def _load_report_rendering() -> None:
+    try:
+        import practice.messages  # noqa: F401
+    except Exception:
+        pass
 
 
 def status(check: dict) -> str:

@@ -88,7 +88,7 @@ def install_stand_ins(root: Path, calls: list | None = None) -> None:
         return stand_in_report(kata, path, source)
 
     grading.grade = grade
-    grading.prepare = lambda: None  # nothing to start: the stand-in grades in-process
+    grading.prepare = lambda hints=(): None  # nothing to start: the stand-in grades in-process
 
 
 def stand_in_command(root: Path, *args: str) -> list[str]:
@@ -159,7 +159,7 @@ def kenv(tmp_path, monkeypatch) -> KataEnv:
         return stand_in_report(kata, path, source)
 
     monkeypatch.setattr(grading, "grade", grade)
-    monkeypatch.setattr(grading, "prepare", lambda: None)
+    monkeypatch.setattr(grading, "prepare", lambda hints=(): None)
     return KataEnv(home, root, fake, calls)
 
 
