@@ -23,16 +23,15 @@ Timings on a shared machine are only as good as its quietest moment: the script 
 the load average it started under.
 """
 import os
-import statistics
 import sys
-import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from solutions.flash_attention import flash_attention  # noqa: E402
+
+from measure import blas_threads, peak_mib, time_ms  # noqa: E402
 
 T, D = 4096, 64
 REPEATS = 7
@@ -48,41 +47,10 @@ def full_attention(q, k, v, causal=True):
     return (w / w.sum(axis=-1, keepdims=True)) @ v
 
 
-def blas_threads():
-    """Threads NumPy's BLAS will use, and where the number came from."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return os.cpu_count() or 1, "os.cpu_count(); threadpoolctl not installed"
-    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
-    mine = [i for i in blas if "numpy" in i.get("filepath", "")] or blas
-    if not mine:
-        return os.cpu_count() or 1, "os.cpu_count(); no BLAS seen by threadpoolctl"
-    return mine[0]["num_threads"], f"threadpoolctl ({mine[0].get('internal_api')})"
 
 
-def time_ms(fn):
-    """(best, median) wall time in ms over REPEATS calls, after one warm-up call."""
-    # OpenBLAS and PyTorch both keep idle worker threads spinning for a moment after a
-    # call; let the last method's threads go to sleep so they do not steal this one's cores
-    time.sleep(0.5)
-    fn()
-    times = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return min(times), statistics.median(times)
 
 
-def peak_mib(fn):
-    """Peak memory tracemalloc sees during fn(), above what was in use when it began."""
-    tracemalloc.start()
-    base = tracemalloc.get_traced_memory()[0]
-    fn()
-    peak = tracemalloc.get_traced_memory()[1] - base
-    tracemalloc.stop()
-    return peak / 2**20
 
 
 def describe_machine(threads, source, torch):
@@ -118,12 +86,12 @@ def measure(q, k, v, causal, torch, tensors):
         got = methods["torch SDPA (CPU)"]().reshape(T, D).numpy()
         note += f", max |torch - full| = {np.abs(got - want).max():.1e}"
     print(note)
-    timed = {name: time_ms(fn) for name, fn in methods.items()}
+    timed = {name: time_ms(fn, REPEATS)[:2] for name, fn in methods.items()}
     torch_best = timed.get("torch SDPA (CPU)", (None,))[0]
     rows = []
     for name, (best, median) in timed.items():
         # tracemalloc sees NumPy's allocations, not PyTorch's
-        peak = peak_mib(methods[name]) if not name.startswith("torch") else None
+        peak = peak_mib(methods[name])[0] if not name.startswith("torch") else None
         rows.append((name, causal, best, median, best / torch_best if torch_best else None, peak))
     return rows
 

@@ -28,16 +28,15 @@ Timings on a shared machine are only as good as its quietest moment: the script 
 load average it started under.
 """
 import os
-import statistics
 import sys
-import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from solutions.sliding_window import sliding_window_attention  # noqa: E402
+
+from measure import blas_threads, peak_mib, time_ms  # noqa: E402
 
 LENGTHS = (4096, 16384)
 WINDOW, D = 256, 64
@@ -66,44 +65,10 @@ def free_bytes():
     return None
 
 
-def blas_threads():
-    """Threads NumPy's BLAS will use, and where the number came from."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return os.cpu_count() or 1, "os.cpu_count(); threadpoolctl not installed"
-    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
-    mine = [i for i in blas if "numpy" in i.get("filepath", "")] or blas
-    if not mine:
-        return os.cpu_count() or 1, "os.cpu_count(); no BLAS seen by threadpoolctl"
-    return mine[0]["num_threads"], f"threadpoolctl ({mine[0].get('internal_api')})"
 
 
-def time_ms(fn, repeats):
-    """(best, median) wall time in ms over `repeats` calls after a warm-up call, and the last result."""
-    # OpenBLAS and PyTorch both keep idle worker threads spinning for a moment after a call;
-    # let the last method's threads go to sleep so they do not steal this one's cores
-    time.sleep(0.5)
-    out = fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return min(times), statistics.median(times), out
 
 
-def peak_mib(fn):
-    """Peak memory tracemalloc sees during fn(), above what was in use when it began, and fn's time in ms."""
-    time.sleep(0.5)
-    tracemalloc.start()
-    base = tracemalloc.get_traced_memory()[0]
-    start = time.perf_counter()
-    out = fn()
-    ms = (time.perf_counter() - start) * 1e3
-    peak = tracemalloc.get_traced_memory()[1] - base
-    tracemalloc.stop()
-    return peak / 2**20, ms, out
 
 
 def methods_at(T, q, k, v, torch, notes):

@@ -611,6 +611,20 @@ def expect_close(value: Any, expected: np.ndarray, what: str, dtype: Any = np.fl
     return arr
 
 
+def mismatch(got: Any, want: Any, rtol: float, atol: float):
+    """None when `got` is close to `want`, else (how many entries differ, the index of the
+    largest gap, the value there, the value wanted) for a message of a check's own."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    ok = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    if np.all(ok):
+        return None
+    with np.errstate(invalid="ignore"):
+        gap = np.where(ok, 0.0, np.abs(got - want))
+    gap = np.where(np.isnan(gap), np.inf, gap)
+    idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
+    return int((~ok).sum()), idx, float(got[idx]), float(want[idx])
+
+
 def _apart(a: float, b: float) -> tuple[str, str]:
     """Two numbers with as many digits as it takes for them to read differently (up to 17)."""
     for digits in (6, 9, 12, 17):

@@ -5,9 +5,10 @@ shrunk failing case is always a valid call.
 """
 import numpy as np
 
-from graders.checks import (LAYOUT_CHECK, CheckFailed, check, expect_causal, expect_close, expect_finite,
+from graders.checks import (LAYOUT_CHECK, check, CheckFailed, expect_causal, expect_close, expect_finite,
                             expect_inputs_unchanged, expect_prefix_invariant, expect_raises, expect_repeatable,
-                            expect_rows_sum_to_one, expect_shape, expect_tuple, layout_cases, tolerance, with_dtypes)
+                            expect_rows_sum_to_one, expect_shape, expect_tuple, layout_cases, mismatch, tolerance,
+                            with_dtypes)
 
 SHAPES = "returns y (B, T, d_model) and weights (B, n_heads, T, T)"
 AGREES = "agrees with the reference"
@@ -64,19 +65,6 @@ def _ref(ref, x, Ws, n_heads):
 
 def _g(v):
     return f"{v:.6g}"
-
-
-def _mismatch(got, want, rtol, atol):
-    """None when close, else (count, index, got, want) at the largest gap."""
-    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    ok = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
-    if np.all(ok):
-        return None
-    with np.errstate(invalid="ignore"):
-        gap = np.where(ok, 0.0, np.abs(got - want))
-    gap = np.where(np.isnan(gap), np.inf, gap)
-    idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
-    return int((~ok).sum()), idx, float(got[idx]), float(want[idx])
 
 
 def _scores(x, W_q, W_k, n_heads):
@@ -185,11 +173,11 @@ def test_head_columns(impl, new, B, T, n_heads, d_head, dtype="float64"):
     rtol, atol = tolerance(dtype)
 
     def matches(h, cols):
-        return _mismatch(w[:, h], _single_head(x64, W_q, W_k, cols), rtol, atol) is None
+        return mismatch(w[:, h], _single_head(x64, W_q, W_k, cols), rtol, atol) is None
 
     for h in range(n_heads):
         cols = slice(h * d_head, (h + 1) * d_head)
-        found = _mismatch(w[:, h], _single_head(x64, W_q, W_k, cols), rtol, atol)
+        found = mismatch(w[:, h], _single_head(x64, W_q, W_k, cols), rtol, atol)
         if found is None:
             continue
         _, (b, i, j), got, want = found

@@ -7,8 +7,8 @@ the agreement check also gives random ones, since the function must take any cac
 """
 import numpy as np
 
-from graders.checks import (LAYOUT_CHECK, CheckFailed, check, expect_close, expect_inputs_unchanged, expect_raises,
-                            expect_repeatable, expect_shape, expect_tuple, layout_cases, tolerance)
+from graders.checks import (LAYOUT_CHECK, check, CheckFailed, expect_close, expect_inputs_unchanged, expect_raises,
+                            expect_repeatable, expect_shape, expect_tuple, layout_cases, mismatch, tolerance)
 
 FUNCTION = "attend_with_cache"
 SHAPES = "returns y (B, t_new, d_model) and the cache (k, v), each (B, n_heads, t_past + t_new, d_head)"
@@ -102,19 +102,6 @@ def _expect_all(got, want, what, dtype, extreme=False, hint=None):
         expect_close(g, w, f"{name} from {what}", dtype, extreme=extreme, hint=hint)
 
 
-def _mismatch(got, want, rtol, atol):
-    """None when close, else (count, index, got, want) at the largest gap."""
-    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    ok = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
-    if np.all(ok):
-        return None
-    with np.errstate(invalid="ignore"):
-        gap = np.where(ok, 0.0, np.abs(got - want))
-    gap = np.where(np.isnan(gap), np.inf, gap)
-    idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
-    return int((~ok).sum()), idx, float(got[idx]), float(want[idx])
-
-
 def _g(v):
     return f"{v:.6g}"
 
@@ -153,7 +140,7 @@ def _chunk_sizes(split, T, rng):
 def _expect_whole(got, want, what, start, rtol, atol):
     """A chunk's result against the same positions of attention on the whole sequence."""
     for name, g, w, axis in zip(("y", "the returned k", "the returned v"), got, want, (1, 2, 2)):
-        found = _mismatch(g, w, rtol, atol)
+        found = mismatch(g, w, rtol, atol)
         if found:
             n, idx, a, b = found
             pos = idx[axis] + (start if axis == 1 else 0)
@@ -203,7 +190,7 @@ def _cache_findings(k_new, x, W_k, W_v, n_heads, rtol, atol):
                          ("x @ W_k with head h taken from the strided columns h::n_heads", strided),
                          ("x @ W_k split into heads and divided by sqrt(d_head)",
                           _heads(keys, n_heads) / d_head ** 0.5)):
-        if other.shape == k_new.shape and _mismatch(k_new, other, rtol, atol) is None:
+        if other.shape == k_new.shape and mismatch(k_new, other, rtol, atol) is None:
             return f"; they equal {label}"
     return ""
 
@@ -225,13 +212,13 @@ def test_cache_contents(impl, new, B, t_past, t_new, n_heads, d_head, dtype="flo
     rtol, atol = tolerance(dtype)
     past = 0 if cache is None else t_past
     for name, got, before, W in (("k", k, given[0], Ws[1]), ("v", v, given[1], Ws[2])):
-        found = None if before is None else _mismatch(got[:, :, :past], before, rtol, atol)
+        found = None if before is None else mismatch(got[:, :, :past], before, rtol, atol)
         if found:
             n, idx, a, b = found
             raise CheckFailed(f"positions 0..{past - 1} of the returned {name} are not the given cache's {name} "
                               f"({n} entries differ): at index {list(idx)} it is {_g(a)}, the cache held {_g(b)}")
         want = _heads(x.astype(np.float64) @ W.astype(np.float64), n_heads)
-        found = _mismatch(got[:, :, past:], want, rtol, atol)
+        found = mismatch(got[:, :, past:], want, rtol, atol)
         if found:
             n, (b, h, i, j), a, e = found
             extra = _cache_findings(got[:, :, past:], x, Ws[1], Ws[2], n_heads, rtol, atol) if name == "k" else ""
@@ -274,7 +261,7 @@ def _used_previous_cache(ref, got, x, Ws, n_heads, previous, rtol, atol):
             y_other = _expected(ref, x, Ws, n_heads, previous)[0]
         except ValueError:
             return False
-    return _mismatch(got[0], y_other, rtol, atol) is None
+    return mismatch(got[0], y_other, rtol, atol) is None
 
 
 class _Turns:
@@ -455,7 +442,7 @@ def test_tiny_weights(impl, new, ref, t_past, n_far):
     cache = _projected_cache(new, x_past, Ws, 1)
     want = _expected(ref, x, Ws, 1, cache)
     got = _call(impl, x, Ws, 1, cache)
-    found = _mismatch(got[0], want[0], *tolerance(np.float64))
+    found = mismatch(got[0], want[0], *tolerance(np.float64))
     if found:
         n, (b, i, f), a, e = found
         raise CheckFailed(f"y at new position {i} (feature {f}) is {_g(a)}, expected {_g(e)}; {n} entries of y "

@@ -3,7 +3,7 @@ import numpy as np
 
 from graders.checks import (LAYOUT_CHECK, check, CheckFailed, expect_close, expect_inputs_unchanged,
                             expect_memory_below, expect_raises, expect_repeatable, expect_shape, layout_cases,
-                            NotImplementedYet, tolerance, unrecorded)
+                            mismatch, NotImplementedYet, tolerance, unrecorded)
 
 FUNCTION = "sliding_window_attention"
 MEMORY = "never builds a full T x T array (tracemalloc peak at T=8192, d=16, window 16)"
@@ -46,19 +46,6 @@ def qkv(new, lead, T, d, dtype="float64", scale=1.0):
 def _call(impl, q, k, v, window, names=("q", "k", "v")):
     out = getattr(impl, FUNCTION)(q, k, v, window)
     return expect_shape(out, q.shape, f"{FUNCTION}({', '.join(names)}, {window})")
-
-
-def _mismatch(got, want, rtol, atol):
-    """None when close, else (count, index, got, want) at the largest gap."""
-    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    ok = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
-    if np.all(ok):
-        return None
-    with np.errstate(invalid="ignore"):
-        gap = np.where(ok, 0.0, np.abs(got - want))
-    gap = np.where(np.isnan(gap), np.inf, gap)
-    idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
-    return int((~ok).sum()), idx, float(got[idx]), float(want[idx])
 
 
 def _g(x):
@@ -129,7 +116,7 @@ def test_locality(impl, new, lead, T, d, window, cut, dtype="float64"):
             changed.append(new.let(f"{name}_{part}", value,
                                    f"{name}.copy(); {name}_{part}[..., {span_s}, :] = {name}_other[..., {span_s}, :]"))
         after = _call(impl, *changed, window, tuple(f"{n}_{part}" for n in "qkv"))
-        found = _mismatch(after[..., keep, :], before[..., keep, :], rtol, atol)
+        found = mismatch(after[..., keep, :], before[..., keep, :], rtol, atol)
         if found:
             n, idx, a, b = found
             i = idx[-2] + keep.start
@@ -220,7 +207,7 @@ def test_tiny_weights(impl, new, T, window):
     v = new.let("v", (np.arange(T) % 2 == 1).astype(np.float64)[:, None],
                 f"(np.arange({T}) % 2 == 1).astype(np.float64)[:, None]")
     want = band_attention(q, k, v, window)
-    found = _mismatch(_call(impl, q, k, v, window), want, *tolerance(np.float64))
+    found = mismatch(_call(impl, q, k, v, window), want, *tolerance(np.float64))
     if found:
         n, (i, _), a, e = found
         raise CheckFailed(f"the output at position {i} is {_g(a)}, expected {_g(e)} ({n} of {T} differ): in this "
@@ -242,11 +229,11 @@ def _judge_call(n, q, k, v, window, dtype):
 
     def judge(answer, what):
         got = expect_shape(answer, want.shape, what)
-        found = _mismatch(got, want, rtol, atol)
+        found = mismatch(got, want, rtol, atol)
         if found:
             count, idx, a, b = found
             earlier = [w for t, w in CALLS[:n] if t == T and w != window]
-            stale = [w for w in earlier if _mismatch(got, band_attention(q, k, v, w), rtol, atol) is None]
+            stale = [w for w in earlier if mismatch(got, band_attention(q, k, v, w), rtol, atol) is None]
             note = f"; it is what window {stale[0]}, used by an earlier call of the same length, gives" if stale else ""
             raise CheckFailed(f"{what} differs from sliding-window attention with window {window} in {count} "
                               f"entries: at index {list(idx)} it is {_g(a)}, expected {_g(b)}{note}", kind="close")
