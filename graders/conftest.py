@@ -61,7 +61,7 @@ def impl(_box, request):
         pytest.fail(problem, pytrace=False)
     slow = getattr(request.function, "slow", None)
     if slow and FAILED.get(request.module.__name__):
-        pytest.skip(f"not run yet: it runs once every other check passes ({slow})")
+        pytest.skip(f"not run: it runs once every other check passes ({slow})")
     seconds = getattr(request.function, "timeout", None) or check_seconds()
     if box.gone is not None or box.chan is None:
         box.start()

@@ -58,14 +58,14 @@ def run(module, ref, box: Sandbox, candidate: checks.Candidate, check_seconds: f
     for test in quick + [t for t in tests if getattr(t, "slow", None)]:
         if getattr(test, "slow", None) and not all(r.passed for r in results.values()):
             results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
-                f"not run yet: it runs once every other check passes ({test.slow})"))
+                f"it runs once every other check passes ({test.slow})"))
             continue
         limit = test.timeout or check_seconds
         if cap is not None:
             limit = min(limit, max(1.0, check_seconds / 10))
             if time.monotonic() >= cap:
                 results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
-                    "not run: an earlier check did not finish, and the time left for the rest ran out"))
+                    "an earlier check did not finish, and the time left for the rest ran out"))
                 continue
         if box.gone is not None or box.chan is None:
             problem = _restart(box, candidate, check_seconds)

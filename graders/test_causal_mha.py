@@ -122,7 +122,7 @@ def test_rows_sum_to_one(impl, new, B, T, n_heads, d_head):
     {"B": 1, "T": 4, "n_heads": 1, "d_head": 2, "seed": 1},
     {"B": 2, "T": 3, "n_heads": 3, "d_head": 2, "seed": 2},
     {"B": 1, "T": 7, "n_heads": 4, "d_head": 1, "seed": 3},
-])
+], minimum={"T": 5})  # a failure is drawn as a grid: five positions or more read as a pattern
 def test_causal(impl, new, B, T, n_heads, d_head):
     x, Ws = _inputs(new, B, T, n_heads, d_head)
     _, w = _call(impl, x, Ws, n_heads)

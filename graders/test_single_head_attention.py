@@ -174,10 +174,10 @@ def test_rows_sum_to_one(impl, new, T, d_model, d_k, causal, dtype="float64"):
 
 
 @check(CAUSAL, [
-    {"T": 2, "d_model": 3, "d_k": 2},
     {"T": 5, "d_model": 6, "d_k": 4, "seed": 1},
     {"T": 8, "d_model": 5, "d_k": 3, "dtype": "float32", "seed": 2},
-], minimum={"T": 2})
+    {"T": 2, "d_model": 3, "d_k": 2},
+], minimum={"T": 5})  # a failure is drawn as a grid: five positions or more read as a pattern
 def test_causal(impl, new, T, d_model, d_k, dtype="float64"):
     x, W_q, W_k, W_v = make(new, T, d_model, d_k, dtype, scale=1.5)
     _, weights, source = attend(impl, x, W_q, W_k, W_v)    # the default must be causal
