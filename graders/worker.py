@@ -14,8 +14,9 @@ Three roles, one file, run as `python -I graders/worker.py template FD`:
   (PR_SET_CHILD_SUBREAPER on Linux) and, when the judge closes its control socket or
   dies, kills every process the attempt started;
 - the worker, forked from the reaper, runs the attempt.
-The messages both ways use `encode`/`decode` below: JSON plus raw array bytes, so the
-judge never unpickles anything the attempt produced.
+Requests (judge to worker) are pickled: the judge trusts itself. Replies (worker to judge)
+use `encode`/`decode` below: JSON plus raw array bytes, so the judge never unpickles
+anything the attempt produced.
 
 Only the standard library and NumPy may be imported here (the file also runs with -I).
 """
@@ -162,23 +163,16 @@ def copy_with_layout(a):
 
 
 def _enc_array(np, a, blobs: list) -> dict:
-    """An array and its memory layout (strides into a span of memory, writeable or not),
-    so that the other side can rebuild a view laid out the same way."""
+    """An array's dtype, shape and bytes (in C order: what it holds, not how it is laid out)."""
     data = np.ascontiguousarray(a).tobytes()
     blobs.append(data)
-    out = {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape), "n": len(data)}
-    if a.size > 1 and not a.flags.c_contiguous:
-        below, span = _span(a)  # the memory the view spans: negative strides reach below its start
-        out.update(strides=list(a.strides), offset=below, span=span)
-    if not a.flags.writeable:
-        out["readonly"] = True
-    return out
+    return {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape), "n": len(data)}
 
 
-def decode(message: bytes, layouts: bool = False):
+def decode(message: bytes):
     """The value in one message (without its 8-byte length). Never runs code from the
-    message: JSON, and array bytes of whitelisted dtypes. `layouts` rebuilds views and
-    read-only flags as they were sent (the worker's side); the judge gets plain arrays."""
+    message: JSON, and array bytes of whitelisted dtypes; arrays come out plain (C-ordered,
+    writeable), whatever layout they had."""
     if len(message) < 4:
         raise WireError("message too short")
     (n,) = _unpack(">I", message[:4])
@@ -196,23 +190,23 @@ def decode(message: bytes, layouts: bool = False):
         cursor[0] += size
         return chunk
 
-    return _dec(header, take, layouts, 0)
+    return _dec(header, take, 0)
 
 
-def _dec(v, take, layouts: bool, depth: int):
+def _dec(v, take, depth: int):
     if depth > MAX_DEPTH + 2:
         raise WireError("nested too deeply")
     if isinstance(v, list):
-        return [_dec(x, take, layouts, depth + 1) for x in v]
+        return [_dec(x, take, depth + 1) for x in v]
     if not isinstance(v, dict):
         return v
     kind = v.get("$")
     if kind == "tuple":
-        return tuple(_dec(x, take, layouts, depth + 1) for x in v["v"])
+        return tuple(_dec(x, take, depth + 1) for x in v["v"])
     if kind == "dict":
-        keys = [_dec(k, take, layouts, depth + 1) for k in v["k"]]
+        keys = [_dec(k, take, depth + 1) for k in v["k"]]
         try:
-            return dict(zip(keys, (_dec(x, take, layouts, depth + 1) for x in v["v"])))
+            return dict(zip(keys, (_dec(x, take, depth + 1) for x in v["v"])))
         except TypeError:
             raise WireError("unhashable dict key") from None
     if kind == "complex":
@@ -220,7 +214,7 @@ def _dec(v, take, layouts: bool, depth: int):
     if kind == "bytes":
         return take(v["n"])
     if kind == "array":
-        return _dec_array(v, take, layouts)
+        return _dec_array(v, take)
     if kind == "scalar":
         np = _np()
         dtype = _dtype(np, v["dtype"])
@@ -234,7 +228,7 @@ def _dec(v, take, layouts: bool, depth: int):
             raise WireError(f"unknown bit generator {v['bg']!r}")
         bit_generator = np.bit_generators[v["bg"]]()
         try:
-            bit_generator.state = _dec(v["state"], take, layouts, depth + 1)
+            bit_generator.state = _dec(v["state"], take, depth + 1)
         except (TypeError, ValueError, KeyError) as exc:
             raise WireError(f"bad generator state: {exc}") from None
         return np.Generator(bit_generator)
@@ -253,7 +247,7 @@ def _dtype(np, text):
     return dtype
 
 
-def _dec_array(v, take, layouts: bool):
+def _dec_array(v, take):
     np = _np()
     dtype = _dtype(np, v["dtype"])
     shape = tuple(v["shape"])
@@ -265,19 +259,8 @@ def _dec_array(v, take, layouts: bool):
     data = take(v["n"])
     if len(data) != size * dtype.itemsize:
         raise WireError("array bytes do not fit the shape")
-    flat = np.frombuffer(data, dtype=dtype)
-    if layouts and "strides" in v:
-        arr = _view_like(np, shape, dtype, v["strides"], v["offset"], v["span"])
-        arr[...] = flat.reshape(shape)
-    else:
-        arr = flat.reshape(shape).copy()
-    if layouts and v.get("readonly"):
-        arr.setflags(write=False)
-    return arr
+    return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
 
-
-def send(sock: socket.socket, value) -> None:
-    sock.sendall(encode(value))
 
 
 # ----------------------------------------------------------------------------- requests
@@ -396,12 +379,6 @@ def recv_exact(sock: socket.socket, n: int) -> bytes:
         got += len(chunk)
     return b"".join(chunks)
 
-
-def recv(sock: socket.socket, layouts: bool = False):
-    (n,) = _unpack(">Q", recv_exact(sock, 8))
-    if n > MAX_MESSAGE:
-        raise WireError(f"a message of {n} bytes")
-    return decode(recv_exact(sock, n), layouts)
 
 
 # ----------------------------------------------------------------------------- the worker
