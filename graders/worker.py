@@ -3,11 +3,12 @@
 Nothing here decides a verdict. The judge (graders.sandbox, graders.judge) sends requests
 over a socket: load this source, call this function with these arguments, send back that
 earlier result again. This process answers with what happened (the value returned, or the
-exception raised, the arguments as they stand after the call, warnings, a memory peak)
-and the judge compares. Whatever the attempt does to this interpreter (NumPy's error
+exception raised, any argument the call changed (found by fingerprints the judge sends),
+warnings, a memory peak) and the judge compares. Whatever the attempt does to this interpreter (NumPy's error
 state, monkeypatches, `sys.modules`) stays here.
 
-Three roles, one file, run as `python -I graders/worker.py template FD`:
+Three roles, one file, run as `python -I graders/worker.py template FD` (or forked from
+the grading service before it loads any grader, graders/service.py):
 - the template imports NumPy once and waits; each grading asks it for a fresh worker,
   which it forks (milliseconds instead of a new interpreter);
 - the reaper, forked from the template, starts a new session, adopts orphans
@@ -24,8 +25,8 @@ from __future__ import annotations
 
 import io
 import json
-import pickle
 import os
+import pickle
 import select
 import signal
 import socket
