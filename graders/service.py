@@ -104,6 +104,9 @@ def _receive(stream) -> dict | None:
 
 def serve() -> None:
     """Import what grading needs, fork a clean template, then grade each job read from stdin."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # stderr is read only when this process fails: keep it for that
     import numpy  # noqa: F401  (before the fork: the template and the judge both need it)
 
     from graders import sandbox
