@@ -93,25 +93,37 @@ class Template:
         self.sock = mine
         self.lock = threading.Lock()
 
-    spare = None  # a worker forked ahead of need (prefork)
+    asked = False  # a fork was asked for and not yet taken: the next worker, forked meanwhile
 
     def prefork(self) -> None:
-        """Fork the next worker now, while there is time: fork() hands it out."""
-        if self.spare is None:
-            self.spare = self._fork()
+        """Ask for the next worker now, while there is time: fork() takes it."""
+        with self.lock:
+            if not self.asked:
+                self._ask()
 
     def fork(self) -> tuple[int, socket.socket, int, socket.socket]:
-        """(reaper pid, request channel, output pipe, control socket) of a new worker."""
-        spare, self.spare = self.spare, None
-        return spare or self._fork()
-
-    def _fork(self) -> tuple[int, socket.socket, int, socket.socket]:
+        """(reaper pid, request channel, output pipe, control socket) of a new worker; the one
+        after it is asked for at once, so that the template forks it while this one works."""
         with self.lock:
-            try:
-                self.sock.sendall(b"F")
-                msg, fds, _, _ = socket.recv_fds(self.sock, 1024, 3)
-            except OSError as exc:
-                raise GradingUnavailable(self._failure(f"{exc}")) from None
+            if not self.asked:
+                self._ask()
+            got = self._take()
+            self._ask()
+        return got
+
+    def _ask(self) -> None:
+        try:
+            self.sock.sendall(b"F")
+        except OSError as exc:
+            raise GradingUnavailable(self._failure(f"{exc}")) from None
+        self.asked = True
+
+    def _take(self) -> tuple[int, socket.socket, int, socket.socket]:
+        self.asked = False
+        try:
+            msg, fds, _, _ = socket.recv_fds(self.sock, 1024, 3)
+        except OSError as exc:
+            raise GradingUnavailable(self._failure(f"{exc}")) from None
         if not msg or msg[:1] != b"P" or len(fds) != 3:
             for fd in fds:
                 os.close(fd)
@@ -202,7 +214,7 @@ def fork_template() -> None:
             os._exit(71)
     theirs.close()
     template = Template.__new__(Template)
-    template.proc, template.sock, template.lock = _Forked(pid), mine, threading.Lock()
+    template.proc, template.sock, template.lock, template.asked = _Forked(pid), mine, threading.Lock(), False
     _TEMPLATE = template
 
 
