@@ -199,4 +199,25 @@ def pytest_collection_modifyitems(config, items):
 
 
 # Figures of the standard each kata is held to, printed at the end of a run (tests/kata_figures.py).
-from kata_figures import pytest_configure, pytest_terminal_summary, pytest_unconfigure  # noqa: E402,F401
+import kata_figures  # noqa: E402
+from kata_figures import pytest_terminal_summary, pytest_unconfigure  # noqa: E402,F401
+
+
+def pytest_configure(config):
+    kata_figures.pytest_configure(config)
+    if not hasattr(config, "workerinput"):  # once, in the process that runs the others
+        _compile_sources()
+
+
+def _compile_sources() -> None:
+    """Write the project's bytecode once: the hundreds of `kata` and grading processes the
+    tests start then read it instead of compiling the same sources each time (they do not
+    write it themselves where PYTHONDONTWRITEBYTECODE is set)."""
+    import compileall
+
+    for part in ("kata.py", "practice", "graders", "solutions", "katas"):
+        path = REPO / part
+        if path.is_dir():
+            compileall.compile_dir(str(path), quiet=1)
+        else:
+            compileall.compile_file(str(path), quiet=1)
