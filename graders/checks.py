@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from graders.sandbox import AttemptGone
-from graders.worker import copy_with_layout, digest
+from graders.worker import Opaque, copy_with_layout, digest
 
 TOLERANCE = {np.dtype(np.float64): (1e-6, 1e-9), np.dtype(np.float32): (1e-4, 1e-5)}
 # A float32 logit near 1e4 carries only about three significant digits of its own.
@@ -332,7 +332,9 @@ def clone(value: Any) -> Any:
 
 
 def _differs(a: Any, b: Any) -> bool:
-    """True when `b` is not the same value as `a` (arrays by shape, dtype and content)."""
+    """True when `b` is not the same value as `a`: arrays by shape, dtype and content,
+    containers part by part. Anything else counts as unchanged: a number or a string cannot
+    be changed in place, and an object the attempt returned is decoded afresh each time."""
     if isinstance(a, np.ndarray):
         if not isinstance(b, np.ndarray) or a.shape != b.shape or a.dtype != b.dtype:
             return True
@@ -546,7 +548,8 @@ def as_array(value: Any, what: str) -> np.ndarray:
                 return arr
         except Exception:
             pass
-    raise CheckFailed(f"{what} is a {type(value).__name__}, expected a NumPy array", kind="type")
+    kind = value.type_name if isinstance(value, Opaque) else type(value).__name__  # as the attempt named it
+    raise CheckFailed(f"{what} is a {kind}, expected a NumPy array", kind="type")
 
 
 def expect_tuple(value: Any, n: int, what: str) -> tuple:
@@ -744,7 +747,7 @@ def expect_repeatable(impl: "Candidate", calls: list[tuple[Callable[[], Any], An
         for n, call, out in made[:-1]:
             now = impl.fetch(call)
             call.later, call.later_seen, call.later_after = now, True, last
-            if _differs_deep(out, now):
+            if _differs(out, now):
                 where = _first_difference(out, now, names)
                 raise CheckFailed(f"what call {n}, {call.source}, returned was changed by the calls made after "
                                   f"it{where}: a result must stay as it was returned", kind="stale")
@@ -752,21 +755,13 @@ def expect_repeatable(impl: "Candidate", calls: list[tuple[Callable[[], Any], An
         impl.box.request({"op": "forget"}, LOG.deadline)
 
 
-def _differs_deep(a: Any, b: Any) -> bool:
-    if isinstance(a, (tuple, list)):
-        return not isinstance(b, (tuple, list)) or len(a) != len(b) or any(_differs_deep(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return not isinstance(b, dict) or set(a) != set(b) or any(_differs_deep(a[k], b[k]) for k in a)
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return _differs(np.asarray(a), np.asarray(b)) if isinstance(a, np.ndarray) else True
-    return bool(a != b) if not (isinstance(a, float) and a != a) else not (isinstance(b, float) and b != b)
 
 
 def _first_difference(a: Any, b: Any, names: tuple[str, ...] = (), what: str = "the result") -> str:
     """' (the weights at [0, 1] was 0.25 when returned, 0.5 now)' for the first entry that changed."""
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         for i, (x, y) in enumerate(zip(a, b)):
-            if _differs_deep(x, y):
+            if _differs(x, y):
                 return _first_difference(x, y, (), names[i] if i < len(names) else f"{what}[{i}]")
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and a.size:
         same = (a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind in "fc" else a == b

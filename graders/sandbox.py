@@ -275,7 +275,6 @@ class Sandbox:
         self.chan = self.ctl = None
         self.out_fd: int | None = None
         self.loaded: dict = {}      # the reply to the load request
-        self.starts = 0
 
     # -- life cycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -284,7 +283,6 @@ class Sandbox:
         _, self.chan, self.out_fd, self.ctl = template().fork()
         os.set_blocking(self.out_fd, False)
         self.gone, self.loaded = None, {}
-        self.starts += 1
         self.chan.sendall(encode_request({"op": "load", "source": self.source, "filename": self.filename,
                                           "module": self.module, "setup": list(self.setup)}))
 
