@@ -9,6 +9,11 @@ keeps state between calls (`Bug.stateful`) is replayed on the whole sequence of 
 order. When no bug, or more than one that behave differently, fits, the report says what
 differs and names no cause: a wrong diagnosis sends the candidate after a mistake they
 did not make.
+
+Only bugs whose own check failed are replayed: a bug that gives what the attempt gave on
+every call of a check gets the same verdict there, so an attempt that passes the check a
+bug is known to fail (`Bug.fails`) does not behave like that bug. This is also what keeps
+a diagnosis quick: an attempt fails a few checks, and few bugs fail those.
 """
 from __future__ import annotations
 
@@ -163,15 +168,17 @@ class Replayer:
 
 
 def diagnose(kata: str, failing: list[Call], history: list[Call], named: list[str] = (),
-             setup: tuple[str, ...] = ()) -> dict | None:
+             setup: tuple[str, ...] = (), failed: set[str] | None = None) -> dict | None:
     """{'bug': name, 'bugs': [names], 'message': lesson} for the known bug behind the failures, or None.
 
     `named` are bugs that a check recognised from what it measured (a memory peak, a
     warning): the answer when the failing calls' values are right (the reference explains
-    them) and so no replay can tell.
+    them) and so no replay can tell. `failed`: the checks the attempt failed (their functions
+    in the grader), when known; only bugs known to fail one of them are replayed.
     """
+    catalogue = [b for b in bug_catalogue.load(kata) if failed is None or b.fails in failed]
     with _guards(setup):
-        return _diagnose(kata, [c for c in failing if c.recorded and c.kept],
+        return _diagnose(kata, catalogue, [c for c in failing if c.recorded and c.kept],
                          [c for c in history if c.recorded and c.kept], named)
 
 
@@ -184,11 +191,10 @@ def _guards(setup: tuple[str, ...]):
     return contextlib.nullcontext()
 
 
-def _diagnose(kata: str, failing: list[Call], history: list[Call], named) -> dict | None:
+def _diagnose(kata: str, catalogue: list, failing: list[Call], history: list[Call], named) -> dict | None:
     if not failing or _reference_explains(kata, failing):
         return _named(kata, named)
     deadline = time.monotonic() + BUDGET_SECONDS
-    catalogue = bug_catalogue.load(kata)
     # first the failing calls alone, for every bug (cheap); then everything, for those that fit them
     suspects = [b for b in catalogue if b.stateful or _quietly(lambda: all(Replayer(b.module, cache=True).agrees(c)
                                                                              for c in failing))]

@@ -147,7 +147,8 @@ def grade_report(kata: str, path: str | Path, source: bytes | None = None) -> Re
     if judged.failing or judged.named:
         from graders.diagnose import diagnose
 
-        found = diagnose(kata, judged.failing, checks.HISTORY, judged.named, getattr(module, "WORKER_SETUP", ()))
+        failed = {r.id for r in judged.results if r.status is Status.FAILED}
+        found = diagnose(kata, judged.failing, checks.HISTORY, judged.named, getattr(module, "WORKER_SETUP", ()), failed)
         if found:
             report.diagnosis, report.bug = found["message"], found["bug"]
     return _done(report, started)

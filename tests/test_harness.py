@@ -151,6 +151,22 @@ def test_a_failure_is_shrunk_and_comes_with_a_repro_that_runs(tmp_path):
     assert run.returncode == 0 and "[[" in run.stdout, run.stderr
 
 
+def test_a_bug_is_named_only_when_the_attempt_fails_the_check_that_bug_fails(tmp_path):
+    """The same recorded calls name the bug when its own check is among those failed, and
+    nothing when it is not: a bug that behaves like the attempt gets its verdicts."""
+    from graders import bugs, checks
+    from graders.diagnose import diagnose
+
+    bug = next(b for b in bugs.load("softmax") if b.name == "max_over_last_axis")
+    report = grade("softmax", attempt(tmp_path, bug.source))
+    failed = {c["id"] for c in failures(report)}
+    assert report["bug"] == bug.name and bug.fails in failed
+    calls = list(checks.HISTORY)  # the grading's recorded calls, left by grade()
+    assert diagnose("softmax", calls, calls, failed=failed)["bug"] == bug.name
+    others = {b.fails for b in bugs.load("softmax")} - {bug.fails}
+    assert diagnose("softmax", calls, calls, failed=others) is None
+
+
 def test_graders_run_under_plain_pytest(tmp_path):
     env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     base = [sys.executable, "-m", "pytest", "-p", "pytest_timeout", "-q", "graders/test_softmax.py"]
