@@ -22,7 +22,6 @@ thread count from it; without it, it assumes os.cpu_count().
 Timings on a shared machine are only as good as its quietest moment: the script prints
 the load average it started under.
 """
-import os
 import sys
 from pathlib import Path
 
@@ -31,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from solutions.flash_attention import flash_attention  # noqa: E402
 
-from measure import blas_threads, peak_mib, time_ms  # noqa: E402
+from measure import blas_threads, describe_machine, optional_torch, peak_mib, time_ms  # noqa: E402
 
 T, D = 4096, 64
 REPEATS = 7
@@ -51,23 +50,6 @@ def full_attention(q, k, v, causal=True):
 
 
 
-
-
-def describe_machine(threads, source, torch):
-    """Print what the figures depend on: sizes, NumPy and its BLAS threads, the load, torch."""
-    print(f"T = {T}, d = {D}, float64; best and median of {REPEATS} after a warm-up")
-    print(f"numpy {np.__version__}, BLAS threads {threads} (from {source})")
-    knobs = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
-    blas_env = {n: os.environ[n] for n in knobs if n in os.environ}
-    if blas_env:
-        print("environment: " + ", ".join(f"{n}={val}" for n, val in blas_env.items()))
-    if hasattr(os, "getloadavg"):
-        print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    if torch is None:
-        print("torch not installed: its rows are skipped (see this script's docstring)")
-    else:
-        print(f"torch {torch.__version__}, torch.get_num_threads() = {torch.get_num_threads()}")
-    print()
 
 
 def measure(q, k, v, causal, torch, tensors):
@@ -98,19 +80,15 @@ def measure(q, k, v, causal, torch, tensors):
 
 def main():
     threads, source = blas_threads()
-    try:
-        import torch
-    except ImportError:
-        torch = None
+    torch = optional_torch(threads)
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((T, D)) for _ in range(3))
     tensors = None
     if torch is not None:
-        torch.set_num_threads(threads)
         # (1, 1, T, d): the fused CPU kernel expects batch and head axes; a bare (T, d)
         # input is sent down the unfused path, several times slower.
         tensors = tuple(torch.from_numpy(a).reshape(1, 1, T, D) for a in (q, k, v))
-    describe_machine(threads, source, torch)
+    describe_machine(f"T = {T}, d = {D}", REPEATS, threads, source, torch)
     rows = [row for causal in (True, False) for row in measure(q, k, v, causal, torch, tensors)]
     print()
     header = (f"{'method':<28} {'causal':<6} {'best ms':>8} {'median ms':>10} "

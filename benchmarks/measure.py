@@ -45,3 +45,32 @@ def peak_mib(fn):
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
     return peak / 2**20, ms, out
+
+
+def optional_torch(threads: int):
+    """PyTorch set to `threads` threads, or None when it is not installed (its rows are skipped)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(threads)
+    return torch
+
+
+def describe_machine(sizes: str, repeats: int, threads: int, source: str, torch) -> None:
+    """Print what the figures depend on: sizes, NumPy and its BLAS threads, the load, torch."""
+    import numpy as np
+
+    print(f"{sizes}, float64; best and median of {repeats} runs after a warm-up")
+    print(f"numpy {np.__version__}, BLAS threads {threads} (from {source})")
+    knobs = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+    blas_env = {n: os.environ[n] for n in knobs if n in os.environ}
+    if blas_env:
+        print("environment: " + ", ".join(f"{n}={val}" for n, val in blas_env.items()))
+    if hasattr(os, "getloadavg"):
+        print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    if torch is None:
+        print("torch not installed: its rows are skipped (see the script's docstring)")
+    else:
+        print(f"torch {torch.__version__}, torch.get_num_threads() = {torch.get_num_threads()}")
+    print()

@@ -27,7 +27,6 @@ count from it; without it, it assumes os.cpu_count().
 Timings on a shared machine are only as good as its quietest moment: the script prints the
 load average it started under.
 """
-import os
 import sys
 from pathlib import Path
 
@@ -36,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from solutions.sliding_window import sliding_window_attention  # noqa: E402
 
-from measure import blas_threads, peak_mib, time_ms  # noqa: E402
+from measure import blas_threads, describe_machine, optional_torch, peak_mib, time_ms  # noqa: E402
 
 LENGTHS = (4096, 16384)
 WINDOW, D = 256, 64
@@ -118,25 +117,8 @@ def measure(T, torch, notes):
 
 def main():
     threads, source = blas_threads()
-    try:
-        import torch
-    except ImportError:
-        torch = None
-
-    print(f"window = {WINDOW}, d = {D}, float64; best and median of {REPEATS} runs after a warm-up")
-    print(f"numpy {np.__version__}, BLAS threads {threads} (from {source})")
-    knobs = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
-    blas_env = {n: os.environ[n] for n in knobs if n in os.environ}
-    if blas_env:
-        print("environment: " + ", ".join(f"{n}={val}" for n, val in blas_env.items()))
-    if hasattr(os, "getloadavg"):
-        print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    if torch is None:
-        print("torch not installed: its rows are skipped (see this script's docstring)")
-    else:
-        torch.set_num_threads(threads)
-        print(f"torch {torch.__version__}, torch.get_num_threads() = {torch.get_num_threads()}")
-    print()
+    torch = optional_torch(threads)
+    describe_machine(f"window = {WINDOW}, d = {D}", REPEATS, threads, source, torch)
 
     rows, notes = [], []
     for T in LENGTHS:
