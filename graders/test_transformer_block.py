@@ -63,6 +63,14 @@ def _replaced(new, params, name, **arrays):
     return _params(new, {**params, **arrays}, name)
 
 
+def _projections(new, tag, d_model, q_cols, kv_cols, o_rows=None):
+    """W_q, W_k, W_v and W_o of the given widths (named W_q_TAG, ...), for sizes that must be refused."""
+    return {"W_q": new.normal(f"W_q_{tag}", (d_model, q_cols), scale=0.5),
+            "W_k": new.normal(f"W_k_{tag}", (d_model, kv_cols), scale=0.5),
+            "W_v": new.normal(f"W_v_{tag}", (d_model, kv_cols), scale=0.5),
+            "W_o": new.normal(f"W_o_{tag}", (q_cols if o_rows is None else o_rows, d_model), scale=0.5)}
+
+
 def _positions(new, T, top, name="positions"):
     """Unsorted int positions in [0, top], one repeated when T >= 3."""
     p = new.rng.integers(0, top + 1, size=T)
@@ -372,10 +380,7 @@ def test_long_sequence(impl, new, T):
 def test_raises_heads(impl, new, q_cols, n_heads, n_kv_heads):
     x, params, _ = _layer(new, 2, 3, n_kv_heads, 1, 1, 4, 5)
     d_head = q_cols // n_heads    # W_k, W_v and W_o as wide as that d_head would make them
-    bad = {"W_q": new.normal("W_q_bad", (4, q_cols), scale=0.5),
-           "W_k": new.normal("W_k_bad", (4, n_kv_heads * d_head), scale=0.5),
-           "W_v": new.normal("W_v_bad", (4, n_kv_heads * d_head), scale=0.5),
-           "W_o": new.normal("W_o_bad", (n_heads * d_head, 4), scale=0.5)}
+    bad = _projections(new, "bad", 4, q_cols, n_kv_heads * d_head, n_heads * d_head)
     expect_raises(ValueError, impl.transformer_block, x, _replaced(new, params, "bad", **bad), n_heads, n_kv_heads,
                   why=f"n_heads={n_heads} does not divide W_q.shape[1]={q_cols}")
 
@@ -385,10 +390,7 @@ def test_raises_heads(impl, new, q_cols, n_heads, n_kv_heads):
 ], shrink=False)
 def test_raises_kv_heads(impl, new, n_heads, n_kv_heads):
     x, params, _ = _layer(new, 2, 3, 1, 1, 1, 5, 4)
-    bad = {"W_q": new.normal("W_q_bad", (5, n_heads * 2), scale=0.5),
-           "W_k": new.normal("W_k_bad", (5, n_kv_heads * 2), scale=0.5),
-           "W_v": new.normal("W_v_bad", (5, n_kv_heads * 2), scale=0.5),
-           "W_o": new.normal("W_o_bad", (n_heads * 2, 5), scale=0.5)}
+    bad = _projections(new, "bad", 5, n_heads * 2, n_kv_heads * 2)
     expect_raises(ValueError, impl.transformer_block, x, _replaced(new, params, "bad", **bad), n_heads, n_kv_heads,
                   why=f"n_kv_heads={n_kv_heads} does not divide n_heads={n_heads}")
 
@@ -398,10 +400,7 @@ def test_raises_kv_heads(impl, new, n_heads, n_kv_heads):
 ], shrink=False)
 def test_raises_odd_head(impl, new, n_heads, n_kv_heads, d_head):
     x, params, _ = _layer(new, 1, 3, 1, 1, 1, 6, 4)
-    bad = {"W_q": new.normal("W_q_odd", (6, n_heads * d_head), scale=0.5),
-           "W_k": new.normal("W_k_odd", (6, n_kv_heads * d_head), scale=0.5),
-           "W_v": new.normal("W_v_odd", (6, n_kv_heads * d_head), scale=0.5),
-           "W_o": new.normal("W_o_odd", (n_heads * d_head, 6), scale=0.5)}
+    bad = _projections(new, "odd", 6, n_heads * d_head, n_kv_heads * d_head)
     expect_raises(ValueError, impl.transformer_block, x, _replaced(new, params, "odd", **bad), n_heads, n_kv_heads,
                   why=f"d_head={d_head} is odd: RoPE cannot split it into pairs")
 
