@@ -23,6 +23,7 @@ Only the standard library and NumPy may be imported here (the file also runs wit
 """
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -650,32 +651,34 @@ def _descendants(root: int) -> list[int]:
     """Live processes below `root` (Linux; empty elsewhere). Read down the tree from each
     process's list of children, which costs a few reads however many processes the machine
     runs; where the kernel keeps no such lists, from every process's parent in /proc."""
+    if not _children_listed():
+        return _descendants_by_scan(root)
     found, todo = [], [root]
     while todo:
         kids = _children(todo.pop())
-        if kids is None:
-            return _descendants_by_scan(root)
         found += kids
         todo += kids
     return [pid for pid in found if _state(pid) not in ("Z", "X", None)]
 
 
-def _children(pid: int) -> list[int] | None:
-    """The children of `pid`, from /proc/PID/task/*/children; None where the kernel has no
-    such files; [] for a process that is gone."""
+@functools.cache
+def _children_listed() -> bool:
+    """The kernel lists each task's children in /proc/PID/task/TID/children (asked once)."""
+    return os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+
+
+def _children(pid: int) -> list[int]:
+    """The children of `pid`, from /proc/PID/task/*/children; [] for a process that is gone."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return [] if os.path.isdir("/proc/self/task") else None
+        return []
     kids = []
     for tid in tasks:
         try:
             with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
                 kids += [int(k) for k in f.read().split()]
-        except FileNotFoundError:
-            if not os.path.exists(f"/proc/self/task/{os.getpid()}/children"):
-                return None
-        except OSError:
+        except OSError:  # the thread ended meanwhile
             pass
     return kids
 
