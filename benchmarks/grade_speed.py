@@ -2,7 +2,7 @@
 
     python benchmarks/grade_speed.py [--runs 5] [KATA ...]
 
-Grades each kata's reference solution (`graders.harness.grade`) --runs times after one
+Grades each kata's reference solution (`graders.engine.harness.grade`) --runs times after one
 warm-up in this process, as `kata watch` and the test suite do, and prints the minimum
 and the median of the report's seconds, and the judge's own CPU seconds (the attempt's
 process runs beside it). The aim: at most 0.2 s a kata, 0.35 s for the ones that measure
@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from graders import sandbox  # noqa: E402
-from graders.harness import grade  # noqa: E402
+from graders.engine import sandbox  # noqa: E402
+from graders.engine.harness import grade  # noqa: E402
 from practice import catalogue  # noqa: E402
 
 

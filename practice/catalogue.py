@@ -38,12 +38,21 @@ class Kata:
         return ROOT / "solutions" / f"{self.name}.py"
 
     @property
+    def folder(self) -> Path:
+        """graders/NAME: the grader, its domain, the known bugs and the alternative answers."""
+        return ROOT / "graders" / self.name
+
+    @property
     def grader(self) -> Path:
-        return ROOT / "graders" / f"test_{self.name}.py"
+        return self.folder / "grader.py"
 
     @property
     def bugs(self) -> Path:
-        return ROOT / "graders" / "bugs" / f"{self.name}.py"
+        return self.folder / "bugs.py"
+
+    @property
+    def alternatives(self) -> list[Path]:
+        return sorted((self.folder / "alternatives").glob("*.py"))
 
 
 class UnknownKata(LookupError):

@@ -1,4 +1,4 @@
-"""The one door to the graders: `grade(kata, path, source) -> report` (graders.harness
+"""The one door to the graders: `grade(kata, path, source) -> report` (graders.engine.harness
 does the work).
 
 `source` is the attempt's bytes as the caller read them, once: those bytes are what is
@@ -6,7 +6,7 @@ graded and what the caller records, so a file saved during a grading cannot make
 record and the verdict disagree.
 
 The harness runs the attempt in a child process, never raises for problems in the
-attempt, and always returns every key of its report (see graders/harness.py). This
+attempt, and always returns every key of its report (see graders/engine/harness.py). This
 module imports it only when a grading is asked for, so that `kata list`, `kata status`
 and the rest stay instant. Tests replace `grade` with a stand-in.
 """
@@ -23,7 +23,7 @@ class BadSetting(ValueError):
     """An environment setting grading cannot use (KATA_CHECK_SECONDS): a usage error."""
 
 
-_SERVICE = None  # the grading process of a command that grades (graders/service.py)
+_SERVICE = None  # the grading process of a command that grades (graders/engine/service.py)
 
 
 def prepare(hints: list[str] = ()) -> None:
@@ -34,7 +34,7 @@ def prepare(hints: list[str] = ()) -> None:
     global _SERVICE
     if _SERVICE is None:
         try:
-            from graders.service import Service
+            from graders.engine.service import Service
 
             _SERVICE = Service(hints)
         except Exception:
@@ -48,10 +48,10 @@ def grade(kata: str, path, source: bytes | None = None) -> dict:
     if _SERVICE is not None:
         return _by_service(kata, path, source)
     try:
-        from graders.harness import grade as harness_grade
+        from graders.engine.harness import grade as harness_grade
     except ImportError as e:
         raise GradingUnavailable(
-            f"the grading harness (graders/harness.py) cannot be loaded: {e}"
+            f"the grading harness (graders/engine/harness.py) cannot be loaded: {e}"
         ) from e
     try:
         report = harness_grade(kata, path, source=source)
@@ -72,7 +72,7 @@ def grade(kata: str, path, source: bytes | None = None) -> dict:
 def _by_service(kata: str, path, source: bytes) -> dict:
     import threading
 
-    from graders.service import ServiceFailed
+    from graders.engine.service import ServiceFailed
 
     # what prints the report (rich) is imported while the grading process works
     threading.Thread(target=_load_report_rendering, daemon=True).start()

@@ -7,17 +7,20 @@ from pathlib import Path
 from practice import catalogue
 
 ROOT = catalogue.ROOT
-ALTERNATIVES = ROOT / "tests" / "alternatives"
 
 
 def kata_for_alternative(path: Path) -> str | None:
-    """tests/alternatives/causal_mha_einsum.py -> causal_mha (the longest kata name that prefixes it)."""
-    matches = [n for n in catalogue.names() if path.stem.startswith(n + "_")]
-    return max(matches, key=len) if matches else None
+    """graders/causal_mha/alternatives/einsum.py -> causal_mha."""
+    kata = path.parent.parent.name
+    return kata if path.parent.name == "alternatives" and kata in catalogue.names() else None
 
 
 def alternatives() -> list[Path]:
-    return sorted(ALTERNATIVES.glob("*.py"))
+    return [p for k in catalogue.katas() for p in k.alternatives]
+
+
+def alternative_id(path: Path) -> str:
+    return f"{path.parent.parent.name}-{path.stem}"
 
 
 def functions(path: Path) -> dict[str, ast.FunctionDef]:
@@ -27,8 +30,8 @@ def functions(path: Path) -> dict[str, ast.FunctionDef]:
 
 
 def check_ids(kata: str) -> list[str]:
-    """The checks of a kata's grader: the names of its @check-decorated test functions."""
-    tree = ast.parse((ROOT / "graders" / f"test_{kata}.py").read_text(encoding="utf-8"))
+    """The checks of a kata's grader: the names of its @check-decorated functions."""
+    tree = ast.parse(catalogue.get(kata).grader.read_text(encoding="utf-8"))
     return [node.name for node in tree.body
-            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+            if isinstance(node, ast.FunctionDef)
             and any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "check" for d in node.decorator_list)]

@@ -80,7 +80,7 @@ def test_the_contract_command_lines_on_the_reference_and_the_stub(subprocess_env
 
 
 def test_importing_the_command_loads_nothing_heavy():
-    code = ("import sys, kata, practice.grading, graders.harness; "
+    code = ("import sys, kata, practice.grading, graders.engine.harness; "
             "print(sorted(m for m in ('numpy', 'pytest', 'rich', 'watchdog', 'pygments') "
             "if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,

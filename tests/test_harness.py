@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graders.harness import grade
+from graders.engine.harness import grade
 from practice import catalogue
 
 ROOT = catalogue.ROOT
@@ -154,14 +154,17 @@ def test_a_failure_is_shrunk_and_comes_with_a_repro_that_runs(tmp_path):
 def test_a_bug_is_named_only_when_the_attempt_fails_the_check_that_bug_fails(tmp_path):
     """The same recorded calls name the bug when its own check is among those failed, and
     nothing when it is not: a bug that behaves like the attempt gets its verdicts."""
-    from graders import bugs, checks
-    from graders.diagnose import diagnose
+    from graders.engine import bugs
+    from graders.engine.diagnose import diagnose
+
+    from graders.engine.harness import graded
 
     bug = next(b for b in bugs.load("softmax") if b.name == "max_over_last_axis")
-    report = grade("softmax", attempt(tmp_path, bug.source))
+    report, grading = graded("softmax", attempt(tmp_path, bug.source))
+    report = report.to_dict()
     failed = {c["id"] for c in failures(report)}
     assert report["bug"] == bug.name and bug.fails in failed
-    calls = list(checks.HISTORY)  # the grading's recorded calls, left by grade()
+    calls = list(grading.history)  # the grading's recorded calls
     assert diagnose("softmax", calls, calls, failed=failed)["bug"] == bug.name
     others = {b.fails for b in bugs.load("softmax")} - {bug.fails}
     assert diagnose("softmax", calls, calls, failed=others) is None
@@ -169,7 +172,7 @@ def test_a_bug_is_named_only_when_the_attempt_fails_the_check_that_bug_fails(tmp
 
 def test_graders_run_under_plain_pytest(tmp_path):
     env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    base = [sys.executable, "-m", "pytest", "-p", "pytest_timeout", "-q", "graders/test_softmax.py"]
+    base = [sys.executable, "-m", "pytest", "-p", "pytest_timeout", "-q", "graders/softmax/grader.py"]
     on_reference = subprocess.run(base, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert on_reference.returncode == 0, on_reference.stdout[-2000:]
     bug = attempt(tmp_path, "import numpy as np\ndef softmax(z, axis=-1):\n    return np.exp(z) / np.exp(z).sum(axis, keepdims=True)\n")
@@ -187,7 +190,7 @@ def test_plain_pytest_and_the_harness_agree_on_a_bug_of_every_kata(tmp_path, kat
     """The harness runs checks without pytest for speed; pytest must judge the same way: on the
     first known bug of every kata, the checks that fail under pytest (one run over a folder
     of attempts) are the checks the harness reports failed."""
-    from graders import bugs
+    from graders.engine import bugs, files
 
     expected = {}
     for kata in katas:
@@ -195,15 +198,15 @@ def test_plain_pytest_and_the_harness_agree_on_a_bug_of_every_kata(tmp_path, kat
         report = grade(kata, path)
         expected[kata] = {c["name"] for c in report["checks"] if c["status"] == "failed"}
     env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    graders = [f"graders/test_{kata}.py" for kata in katas]
+    graders = [f"graders/{kata}/grader.py" for kata in katas]
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "pytest_timeout", "-q", "-rf", "--impl", str(tmp_path),
                           *graders], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     failed_by_pytest: dict[str, set[str]] = {kata: set() for kata in expected}
     for line in run.stdout.splitlines():
         if line.startswith("FAILED"):
             module, test = line.split()[1].split("::")[:2]
-            kata = Path(module).stem[len("test_"):]
-            grader = __import__(f"graders.test_{kata}", fromlist=["_"])
+            kata = Path(module).parent.name
+            grader = files.grader(kata)
             failed_by_pytest[kata].add(getattr(grader, test).check_name)
     differ = {kata: (failed, failed_by_pytest[kata]) for kata, failed in expected.items()
               if failed != failed_by_pytest[kata]}

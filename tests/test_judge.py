@@ -1,7 +1,7 @@
 """The judge stands apart: whatever an attempt does, the verdict is the checks' own, and
 nothing the attempt started outlives the grading.
 
-Most cases grade through graders.harness in this process (the judge) with the attempt in
+Most cases grade through graders.engine.harness in this process (the judge) with the attempt in
 its worker; the ones about `kata` itself being interrupted run `kata` as a real process.
 """
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from graders.checks import LAYOUT_CHECK
-from graders.harness import grade
+from graders.engine.vocabulary import LAYOUT_CHECK
+from graders.engine.harness import grade
 
 REPO = Path(__file__).resolve().parent.parent
 GOOD = """

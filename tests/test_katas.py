@@ -2,7 +2,7 @@
 
 Strong: each entry of the bug catalogue fails its grader, with the check it names among
 the failures, and is diagnosed as itself. Fair: the reference, every correct answer the
-known bugs are edited from, and every alternative answer in tests/alternatives pass.
+known bugs are edited from, and every alternative answer (graders/KATA/alternatives) pass.
 The untouched stub says "not implemented yet".
 """
 from __future__ import annotations
@@ -11,12 +11,12 @@ import ast
 
 import pytest
 
-from graders import bugs as bug_catalogue
-from graders.harness import grade
+from graders.engine import bugs as bug_catalogue
+from graders.engine.harness import grade
 from practice import catalogue
 
 from kata_figures import record
-from kata_files import ROOT, alternatives, check_ids, functions, kata_for_alternative
+from kata_files import ROOT, alternative_id, alternatives, check_ids, functions, kata_for_alternative
 
 NAMES = catalogue.names()
 BUGS = [(k, b) for k in NAMES for b in bug_catalogue.load(k)]
@@ -37,8 +37,8 @@ def test_catalogue_and_files_agree():
     missing = sorted(str(p.relative_to(ROOT)) for p in expected if not p.exists())
     assert not missing, f"catalogue entries without files: {missing}"
     present = set(ROOT.glob("katas/*.py")) | set(ROOT.glob("solutions/*.py")) | \
-        set(ROOT.glob("graders/test_*.py")) | set(ROOT.glob("graders/bugs/*.py"))
-    present = {p for p in present if p.name != "__init__.py"}
+        set(ROOT.glob("graders/*/grader.py")) | set(ROOT.glob("graders/*/bugs.py"))
+    present = {p for p in present if p.name != "__init__.py" and p.parent.name != "engine"}
     orphans = sorted(str(p.relative_to(ROOT)) for p in present - expected)
     assert not orphans, f"files that no catalogue entry names: {orphans}"
     stray = [p.name for p in alternatives() if kata_for_alternative(p) is None]
@@ -119,7 +119,7 @@ def test_near_miss_fails_and_is_not_named_as_another_bug(kata, bug, tmp_path):
 @pytest.mark.parametrize("kata", NAMES)
 def test_bug_bases_are_correct_answers(kata, tmp_path):
     bases = bug_catalogue.bases(kata)
-    assert "BASE" in bases, f"graders/bugs/{kata}.py has no BASE, the correct answer its bugs are edits of"
+    assert "BASE" in bases, f"graders/{kata}/bugs.py has no BASE, the correct answer its bugs are edits of"
     for name, code in bases.items():
         path = tmp_path / name / f"{kata}.py"
         path.parent.mkdir()
@@ -131,10 +131,10 @@ def test_bug_bases_are_correct_answers(kata, tmp_path):
 @pytest.mark.parametrize("kata", NAMES)
 def test_at_least_two_alternative_answers(kata):
     mine = [p for p in alternatives() if kata_for_alternative(p) == kata]
-    assert len(mine) >= 2, f"{kata} needs correct answers in other styles in tests/alternatives"
+    assert len(mine) >= 2, f"{kata} needs correct answers in other styles in graders/{kata}/alternatives"
 
 
-@pytest.mark.parametrize("path", alternatives(), ids=[p.stem for p in alternatives()])
+@pytest.mark.parametrize("path", alternatives(), ids=[alternative_id(p) for p in alternatives()])
 def test_alternative_correct_answer_passes(path):
     kata = kata_for_alternative(path)
     report = grade(kata, path)

@@ -1,0 +1,156 @@
+"""Running a grader's checks against the attempt's process, one check at a time.
+
+Everything that decides a verdict happens here, in the judge's process: the checks, the
+reference, every comparison. The attempt is reached only through `recorder.Candidate`,
+which sends each call to the worker (graders/engine/worker.py). A check that hangs or crashes
+the worker fails with a message that says so; the worker is restarted for the next
+check. Once a check has timed out, each later check gets a tenth of the time limit (at
+least a second) and all of them together two time limits, so a function that never
+returns costs about three time limits, not one per check, and the checks it does not
+hang in still run. A check marked slow runs last, and only once every other check passes.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from graders.engine import files
+from graders.engine.failures import CheckFailed, NotImplementedYet
+from graders.engine.limits import load_seconds
+from graders.engine.recorder import Call, Candidate, Raised
+from graders.engine.report import CheckResult, Status
+from graders.engine.sandbox import AttemptCrashed, AttemptGone, CallTimedOut, Sandbox
+
+
+@dataclass
+class Judged:
+    results: list[CheckResult]
+    failing: list[Call] = field(default_factory=list)   # calls made in failing checks
+    named: list[str] = field(default_factory=list)              # bugs a check recognised itself
+
+
+def grader(kata: str):
+    return files.grader(kata)
+
+
+def checks_of(module) -> list:
+    """The @check functions of a grader, in the order they are written."""
+    return [fn for fn in vars(module).values() if callable(fn) and hasattr(fn, "check_name")]
+
+
+def loaded_message(reply: dict) -> str | None:
+    """None when the attempt loaded; else why not, in one line."""
+    if "ok" in reply:
+        return None
+    raised = Raised(reply.get("raised") or {"message": reply.get("error", "unknown failure")})
+    if raised.type_name == "SyntaxError" and raised.where:
+        return f"your file has a syntax error on line {raised.where.get('line')}: {raised.message}"
+    text = f"{raised.type_name}: {raised.message}" if raised.message else raised.type_name
+    return f"your file failed to load: {text}{raised.location()}"
+
+
+def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float) -> Judged:
+    """Run every check of `module` (a grader) on `candidate`, with `ref` the reference module;
+    never raises for the attempt's faults."""
+    judged = Judged([])
+    cap: float | None = None  # once a check timed out: when the rest of the grading must end
+    tests = checks_of(module)
+    quick = [t for t in tests if not getattr(t, "slow", None)]
+    results: dict[str, CheckResult] = {}
+    for test in quick + [t for t in tests if getattr(t, "slow", None)]:
+        if getattr(test, "slow", None) and not all(r.passed for r in results.values()):
+            results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                f"it runs once every other check passes ({test.slow})"))
+            continue
+        limit = test.timeout or check_seconds
+        if cap is not None:
+            limit = min(limit, max(1.0, check_seconds / 10))
+            if time.monotonic() >= cap:
+                results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                    "an earlier check did not finish, and the time left for the rest ran out"))
+                continue
+        if box.gone is not None or box.chan is None:
+            problem = _restart(box, candidate, check_seconds)
+            if problem:
+                results[test.__name__] = CheckResult(test.check_name, Status.FAILED, problem, id=test.__name__)
+                continue
+        deadline = time.monotonic() + limit
+        candidate.grading.deadline = deadline if cap is None else min(deadline, cap)
+        results[test.__name__] = _one(test, candidate, ref, limit, judged)
+        if isinstance(box.gone, CallTimedOut) and cap is None:
+            cap = time.monotonic() + 2 * check_seconds
+    candidate.grading.deadline = float("inf")
+    judged.results = [results[t.__name__] for t in tests]  # in the order the grader lists them
+    return judged
+
+
+def _restart(box: Sandbox, candidate: Candidate, check_seconds: float) -> str | None:
+    """A fresh worker for the next check; the reason when it cannot load the attempt again."""
+    box.start()
+    seconds = load_seconds(check_seconds)
+    try:
+        reply = box.wait_loaded(time.monotonic() + seconds)
+    except AttemptGone as exc:
+        return f"not run: the attempt's process could not be started again ({_gone_text(exc, seconds)})"
+    problem = loaded_message(reply)
+    if problem:
+        return f"not run: {problem}"
+    candidate.functions = set(box.functions)
+    return None
+
+
+def _gone_text(exc: AttemptGone, seconds: float) -> str:
+    return f"its top-level code did not finish within {seconds:g} s" if isinstance(exc, CallTimedOut) else exc.message
+
+
+def _one(test, candidate: Candidate, ref, limit: float, judged: Judged) -> CheckResult:
+    """Run one check and say how it went."""
+    name, ident, g = test.check_name, test.__name__, candidate.grading
+    try:
+        test(candidate, ref)
+    except NotImplementedYet as exc:
+        return CheckResult(name, Status.NOT_IMPLEMENTED, exc.message, id=ident, function=exc.function)
+    except CheckFailed as exc:
+        judged.failing.extend(exc.calls)
+        if exc.bug:
+            judged.named.append(exc.bug)
+        last = exc.calls[-1].function if exc.calls else None
+        return CheckResult(name, Status.FAILED, exc.message, exc.repro, ident, last, exc.picture)
+    except CallTimedOut:
+        where = f" on {g.last_call()}" if g.calls else ""
+        return CheckResult(name, Status.FAILED, f"did not finish within {limit:g} s{where}: an endless loop, or "
+                           f"far too slow", id=ident, function=_function(g))
+    except AttemptCrashed as exc:
+        where = f"{g.last_call()} " if g.calls else "the attempt "
+        return CheckResult(name, Status.FAILED, f"{where}{exc.message}", id=ident, function=_function(g))
+    except Exception as exc:  # the check could not use what the attempt returned
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        after = f" after {g.last_call()}" if g.calls else ""
+        return CheckResult(name, Status.FAILED, f"the grader could not use the result{after}: "
+                           f"{type(exc).__name__}: {text}", id=ident, function=_function(g))
+    return CheckResult(name, Status.PASSED, id=ident)
+
+
+def _function(g) -> str | None:
+    return g.calls[-1].function if g.calls else None
+
+
+def collapse(results: list[CheckResult]) -> list[CheckResult]:
+    """An untouched stub is one "not implemented yet" line, not one per check; a function
+    still missing among others is one line per function."""
+    missing = [r for r in results if r.status is Status.NOT_IMPLEMENTED]
+    if not missing:
+        return results
+    functions = list(dict.fromkeys(r.function for r in missing if r.function))
+    rest = [r for r in results if r.status is not Status.NOT_IMPLEMENTED]
+    if all(r.status is Status.SKIPPED for r in rest):
+        listed = ", ".join(f"`{f}`" for f in functions) or "the function"
+        verb = "raise" if len(functions) > 1 else "raises"
+        return [CheckResult("implemented", Status.NOT_IMPLEMENTED,
+                            f"not implemented yet: {listed} still {verb} NotImplementedError",
+                            function=functions[0] if len(functions) == 1 else None)]
+    merged = [CheckResult(f"`{f}` implemented", Status.NOT_IMPLEMENTED,
+                          f"not implemented yet: `{f}` still raises NotImplementedError "
+                          f"({sum(r.function == f for r in missing)} checks need it)", function=f)
+              for f in functions]
+    return rest + merged

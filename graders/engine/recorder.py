@@ -1,0 +1,374 @@
+"""The judge's side of each call: the attempt's functions as the grader calls them, and the record.
+
+A grader reaches the attempt through a `Candidate` (`impl` in a check). Each call is
+sent to the attempt's process (sandbox.Sandbox) and recorded as a `Call` in the
+`Grading` that the candidate belongs to: how it was made (its arguments, and the Python
+that rebuilds them), what came back (a value, or a `Raised`), what it wrote into its
+arguments. A failure is then one line, a repro, a case to shrink, and calls for the
+diagnosis to replay.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
+from graders.engine.inputs import literal
+from graders.engine.wire import Opaque, copy_with_layout, digest  # noqa: F401  (Opaque: for graders)
+
+# Arrays recorded for diagnosis and repro are kept only below this size.
+RECORD_LIMIT_BYTES = 4 << 20
+
+
+class Raised:
+    """An exception raised in the attempt's process, as the judge sees it: its names, not the object."""
+
+    def __init__(self, described: dict):
+        self.type_name = str(described.get("type", "Exception"))
+        self.bases = [str(b) for b in described.get("bases", ())]   # the builtin classes in its MRO
+        self.message = str(described.get("message", ""))
+        self.where = described.get("where")
+        self.exit_code = described.get("code")
+
+    def is_a(self, cls: type) -> bool:
+        """isinstance for builtin exception classes (the attempt's own classes have no twin here)."""
+        return cls.__name__ in self.bases or cls.__name__ == self.type_name
+
+    @property
+    def builtin(self) -> str:
+        return self.bases[0] if self.bases else "Exception"
+
+    def same_as(self, exc: BaseException) -> bool:
+        """The same kind of exception as `exc`, raised by a known bug in the judge."""
+        return type(exc).__qualname__ == self.type_name and \
+            next((c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"), "") == self.builtin
+
+    def location(self) -> str:
+        """' (line 12 of your file: `return e / s`)', or nothing."""
+        if not self.where or not self.where.get("line"):
+            return ""
+        code = self.where.get("code") or ""
+        return f" (line {self.where['line']} of your file" + (f": `{code}`" if code else "") + ")"
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"Raised({self.type_name}: {self.message})"
+
+
+@dataclass(eq=False)
+class Call:
+    """One call of the attempt: how it was made and what came of it."""
+
+    function: str
+    args: tuple
+    kwargs: dict
+    source: str                 # e.g. "softmax(z, axis=0)"
+    outcome: Any = None         # the return value, or a Raised
+    mutated: list[str] = field(default_factory=list)
+    recorded: bool = True       # False when the arguments were too large to keep
+    kept: bool = False          # True when `outcome` holds what came back (returned or raised)
+    id: int = 0                 # the attempt's process keeps results by this number when asked
+    peak: int | None = None     # bytes, when the memory was traced (options(memory=True))
+    warnings: list = field(default_factory=list)  # when watched (options(warnings=True))
+    check: str = ""             # the check it was made in
+    later: Any = None           # what it returned, fetched again after later calls (expect_repeatable)
+    later_seen: bool = False
+    later_after: int = 0        # the id of the last call made before that fetch
+    after: Any = None           # the arguments as the call left them, when it wrote into them
+    dtype: Any = None           # the float dtype it was made in (set by the diagnosis)
+    repro: tuple = ([], 0)      # (the case's repro lines, how many of them rebuild its inputs)
+    digests: dict = field(default_factory=dict)  # fingerprints of its arguments as sent
+
+
+class Grading:
+    """Everything one grading accumulates and how its next calls are made: the calls of the
+    case being run, every recorded call (for the diagnosis), every call that wrote into its
+    arguments. The judge makes one per grading and hands it to the checks through the
+    candidate (`impl.grading`), and to the diagnosis."""
+
+    def __init__(self):
+        self.calls: list[Call] = []         # the case being run now
+        self.inputs = None                  # its Inputs
+        self.record = True                  # False: calls keep no copies (large inputs, memory)
+        self.repeatable = True              # False: outcomes depend on fresh randomness (rng=None)
+        self.deadline = float("inf")        # time.monotonic() by which the current check must end
+        self.opts: dict = {}                # how the attempt's process watches the next calls
+        self.check = ""                     # the check being run
+        self.history: list[Call] = []       # every recorded call, passing or failing
+        self.mutations: list[Call] = []     # every call that wrote into its arguments, whatever its size
+        self._ids = itertools.count(1)
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def last_call(self) -> str:
+        """How the latest call was made, e.g. "softmax(z, axis=0)"."""
+        return self.calls[-1].source if self.calls else "the call"
+
+    @contextlib.contextmanager
+    def unrecorded(self):
+        """Calls made inside keep no copies: for large inputs, and while memory is being measured."""
+        saved, self.record = self.record, False
+        try:
+            yield
+        finally:
+            self.record = saved
+
+    @contextlib.contextmanager
+    def unrepeatable(self):
+        """Calls made inside draw fresh randomness (rng=None): what they return cannot be replayed,
+        so the diagnosis does not compare it."""
+        saved, self.repeatable = self.repeatable, False
+        try:
+            yield
+        finally:
+            self.repeatable = saved
+
+    @contextlib.contextmanager
+    def options(self, **opts):
+        """How the attempt's process watches the calls made inside: memory=True traces the peak
+        (Call.peak), warnings=True records warnings (Call.warnings), keep=True keeps the result
+        for Candidate.fetch, global_seed=N seeds NumPy's global random state before each call."""
+        saved = dict(self.opts)
+        self.opts.update(opts)
+        try:
+            yield
+        finally:
+            self.opts = saved
+
+
+def _nbytes(obj: Any) -> int:
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(o) for o in obj)
+    if isinstance(obj, dict):
+        return sum(_nbytes(o) for o in obj.values())
+    return 0
+
+
+def _held(value: Any) -> Any:
+    """What a recorded call keeps of its arguments: the arrays themselves (the check must not
+    change them afterwards: see _intact), fresh containers, and a copy of any Generator, whose
+    state moves on as the attempt draws."""
+    kind = type(value)
+    if kind is tuple:
+        return tuple([_held(v) for v in value])
+    if kind is list:
+        return [_held(v) for v in value]
+    if kind is dict:
+        return {k: _held(v) for k, v in value.items()}
+    if isinstance(value, np.random.Generator):
+        return copy.deepcopy(value)
+    return value
+
+
+def _intact(call: Call) -> bool:
+    """The arguments a recorded call keeps are still as they were sent."""
+    sent = [*enumerate(call.args), *call.kwargs.items()]
+    return all(digest(v) == call.digests[key] for key, v in sent if key in call.digests)
+
+
+def clone(value: Any) -> Any:
+    """A deep copy in which every array keeps its memory layout and read-only flag, so that a
+    replay gets what the attempt got (copy.deepcopy makes read-only arrays writeable)."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return copy_with_layout(value)
+    if kind is tuple:
+        return tuple([clone(v) for v in value])
+    if kind is list:
+        return [clone(v) for v in value]
+    if kind is dict:
+        return {k: clone(v) for k, v in value.items()}
+    if kind in (int, float, bool, str, type(None)) or isinstance(value, np.generic):
+        return value  # immutable
+    return copy.deepcopy(value)
+
+
+def _differs(a: Any, b: Any) -> bool:
+    """True when `b` is not the same value as `a`: arrays by shape, dtype and content,
+    containers part by part. Anything else counts as unchanged: a number or a string cannot
+    be changed in place, and an object the attempt returned is decoded afresh each time."""
+    if isinstance(a, np.ndarray):
+        if not isinstance(b, np.ndarray) or a.shape != b.shape or a.dtype != b.dtype:
+            return True
+        if a.tobytes() == b.tobytes():  # the common case, and quick
+            return False
+        return not np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    if isinstance(a, np.random.Generator):
+        return False  # a Generator's state is meant to move
+    if isinstance(a, (list, tuple)):
+        return type(a) is not type(b) or len(a) != len(b) or any(_differs(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return not isinstance(b, dict) or list(a) != list(b) or any(_differs(a[k], b[k]) for k in a)
+    return False
+
+
+def _changed_parts(name: str, old: Any, new: Any) -> list[str]:
+    """The names of the parts of an argument that the call changed: `x`, `params['W_q']`, `cache[0]`."""
+    if isinstance(old, dict) and isinstance(new, dict) and list(old) == list(new):
+        return [p for k in old for p in _changed_parts(f"{name}[{k!r}]", old[k], new[k])]
+    if isinstance(old, (list, tuple)) and type(old) is type(new) and len(old) == len(new):
+        return [p for i, (o, n) in enumerate(zip(old, new)) for p in _changed_parts(f"{name}[{i}]", o, n)]
+    return [name] if _differs(old, new) else []
+
+
+def _move_generators(sent: Any, after: Any) -> None:
+    """A Generator passed to the attempt advances as it draws: so does ours."""
+    if isinstance(sent, np.random.Generator) and isinstance(after, np.random.Generator):
+        sent.bit_generator.state = after.bit_generator.state
+    elif isinstance(sent, (list, tuple)) and isinstance(after, (list, tuple)):
+        for s, a in zip(sent, after):
+            _move_generators(s, a)
+    elif isinstance(sent, dict) and isinstance(after, dict):
+        for k in sent:
+            if k in after:
+                _move_generators(sent[k], after[k])
+
+
+class Recorded:
+    """A function of the attempt: each call is sent to the attempt's process and recorded."""
+
+    def __init__(self, name: str, candidate: "Candidate"):
+        self.name, self.candidate = name, candidate
+
+    def __call__(self, *args, **kwargs):
+        g = self.candidate.grading
+        inputs = g.inputs
+        source = f"{self.name}({_render_args(args, kwargs, inputs)})"
+        small = g.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
+        digests = {key: digest(v) for key, v in [*enumerate(args), *kwargs.items()]
+                   if not isinstance(v, np.random.Generator)}
+        # the judge's arrays never reach the attempt (it gets copies), so the call keeps the arrays
+        # themselves; the end of the case checks by fingerprint that the check left them as sent
+        call = Call(self.name, *(_held((args, kwargs)) if small else ((), {})), source=source,
+                    recorded=small, id=g.next_id(), check=g.check, digests=digests,
+                    repro=(inputs.lines, len(inputs.lines)) if inputs is not None else ([], 0))
+        g.calls.append(call)
+        reply = self.candidate.box.request(
+            {"op": "call", "id": call.id, "fn": self.name, "args": list(args), "kwargs": kwargs,
+             "opts": dict(g.opts), "digests": digests}, g.deadline)
+        if reply.get("missing"):
+            raise CheckFailed(f"your file defines no function `{self.name}`", kind="missing")
+        if "error" in reply:
+            call.outcome = Raised({"type": "GradingError", "message": reply["error"]})
+            raise AttemptRaised(f"{source}: {reply['error']}", call.outcome)
+        self._after(g, call, args, kwargs, reply)
+        call.peak, call.warnings = reply.get("peak"), reply.get("warnings") or []
+        if "raised" in reply:
+            call.outcome, call.kept = Raised(reply["raised"]), True
+            raise _failure_of(call.outcome, self.name, source)
+        out = reply.get("ok")
+        call.kept = small and g.repeatable and _nbytes(out) <= RECORD_LIMIT_BYTES
+        call.outcome = copy.deepcopy(out) if call.kept else None
+        return out
+
+    @staticmethod
+    def _after(g: Grading, call: Call, args: tuple, kwargs: dict, reply: dict) -> None:
+        """What the call changed in its arguments (the attempt's process sends back every argument
+        whose fingerprint changed; the comparison that names the parts is made here), and the
+        new state of each Generator it was given."""
+        inputs = g.inputs
+        changed = reply.get("changed") if isinstance(reply.get("changed"), dict) else {}
+        for key, now in changed.items():
+            sent = args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key)
+            name = (inputs.name_of(sent) if inputs else None) or (
+                f"argument {key + 1}" if isinstance(key, int) else str(key))
+            call.mutated += _changed_parts(name, sent, now)
+        rngs = reply.get("rngs") if isinstance(reply.get("rngs"), dict) else {}
+        for key, now in rngs.items():
+            _move_generators(args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key), now)
+        if call.mutated:
+            g.mutations.append(call)
+            if call.recorded:
+                call.after = (tuple(changed.get(i, a) for i, a in enumerate(call.args)),
+                              {k: changed.get(k, v) for k, v in call.kwargs.items()})
+
+
+def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:
+    """The one line that says what the attempt raised, and where."""
+    where = raised.location()
+    if raised.is_a(NotImplementedError):
+        return NotImplementedYet(function)
+    if raised.is_a(SystemExit):
+        return AttemptRaised(f"{source} called sys.exit({raised.exit_code!r}){where}: return a result instead", raised)
+    text = f"{raised.type_name}: {raised.message}" if raised.message else raised.type_name
+    if raised.is_a(MemoryError):
+        return AttemptRaised(f"{source} ran out of memory: {text}{where}", raised)
+    if "Exception" not in raised.bases:
+        return AttemptRaised(f"{source} raised {text}{where}: a BaseException that is not an Exception "
+                             f"(it escapes `except Exception`)", raised)
+    return AttemptRaised(f"{source} raised {text}{where}", raised)
+
+
+def _render_args(args, kwargs, inputs) -> str:
+    def one(v):
+        name = inputs.name_of(v) if inputs else None
+        if name:
+            return name
+        if isinstance(v, np.ndarray) and v.size > 64:
+            return f"<array of shape {v.shape}>"
+        return literal(v)
+
+    parts = [one(a) for a in args] + [f"{k}={one(v)}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+
+class Candidate:
+    """The candidate's module as the judge reaches it: through the attempt's process."""
+
+    def __init__(self, box, functions: list[str], path: str | None = None, grading: Grading | None = None):
+        self.box, self.functions, self._path = box, set(functions), path
+        self.grading = grading if grading is not None else Grading()
+
+    def __getattr__(self, name: str) -> Recorded:
+        if name.startswith("__") or name not in self.functions:
+            if name.startswith("__"):
+                raise AttributeError(name)
+            raise CheckFailed(f"your file defines no function `{name}`", kind="missing")
+        return Recorded(name, self)
+
+    def fetch(self, call: Call):
+        """The value `call` returned, as it stands now in the attempt's process (the call must
+        have been made with options(keep=True)): a result that later calls overwrote shows."""
+        reply = self.box.request({"op": "fetch", "id": call.id}, self.grading.deadline)
+        return reply.get("ok")
+
+    def forget(self) -> None:
+        """The attempt's process drops the results it keeps for fetch()."""
+        self.box.request({"op": "forget"}, self.grading.deadline)
+
+    def last_call(self) -> str:
+        """How the latest call was made, e.g. "softmax(z, axis=0)"."""
+        return self.grading.last_call()
+
+    def unrecorded(self):
+        return self.grading.unrecorded()
+
+    def unrepeatable(self):
+        return self.grading.unrepeatable()
+
+    def options(self, **opts):
+        return self.grading.options(**opts)
+
+
+def repro_for(calls: list[Call], inputs, path: str | None,
+              input_lines: list[str] | None = None) -> str:
+    """A few lines of Python that rebuild the inputs and make the failing calls."""
+    functions = sorted({c.function for c in calls})
+    where = path or "your_file.py"
+    lines = ["import numpy as np", "from runpy import run_path", f"attempt = run_path({where!r})"]
+    lines += [f"{f} = attempt[{f!r}]" for f in functions]
+    lines += input_lines if input_lines is not None else inputs.lines if inputs is not None else []
+    for c in calls:
+        lines.append(f"print({c.source})")
+    return "\n".join(lines)
+

@@ -1,0 +1,176 @@
+"""Running a property: its cases in turn, the first failure shrunk to the smallest case.
+
+    @check("agrees with the reference", CASES)
+    def agrees(impl, new, ref, T, d, dtype): ...
+
+A check's body gets `impl` (the attempt, graders.engine.recorder.Candidate), `new` (a
+fresh graders.engine.inputs.Inputs seeded by the case's `seed`), `ref` (the reference
+module) when it asks for it, and the case's other entries as keyword arguments. When a
+case fails, smaller cases (each size to its minimum, halved, or one less) are tried while
+the same kind of failure persists, within a fixed number of tries: the smallest failing
+case, its calls and a repro go into the report, the same on any machine.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
+from graders.engine.inputs import Inputs
+from graders.engine.recorder import _intact, repro_for
+from graders.engine.sandbox import AttemptGone
+
+# Cases tried while shrinking one failure: a count, not seconds, so that the smallest case
+# found (and so the message) is the same on an idle and on a busy machine.
+SHRINK_TRIES = 60
+
+
+def _describe_case(case: dict) -> str:
+    return ", ".join(v if k == "dtype" else f"{k}={v}" for k, v in case.items() if k != "seed")
+
+
+def _smaller(case: dict, minimum: dict) -> list[dict]:
+    """Cases one step smaller than `case`: each size to its minimum, halved, or minus one."""
+    out = []
+    for k, v in case.items():
+        if k == "seed" or isinstance(v, bool):
+            continue
+        if isinstance(v, int):
+            lo = minimum.get(k, 1)
+            for nv in (lo, v // 2, v - 1):
+                if lo <= nv < v:
+                    out.append({**case, k: nv})
+        elif isinstance(v, tuple) and all(isinstance(s, int) for s in v):
+            lo = minimum.get(k, 1)
+            for i, s in enumerate(v):
+                for ns in (lo, s // 2, s - 1):
+                    if lo <= ns < s:
+                        out.append({**case, k: v[:i] + (ns,) + v[i + 1:]})
+    seen, unique = set(), []
+    for c in out:
+        key = repr(sorted(c.items()))
+        if key not in seen:
+            seen.add(key)
+            unique.append(c)
+    return unique
+
+
+def _size(case: dict) -> int:
+    total = 0
+    for k, v in case.items():
+        if k == "seed" or isinstance(v, bool):
+            continue
+        if isinstance(v, int):
+            total += v
+        elif isinstance(v, tuple):
+            total += sum(s for s in v if isinstance(s, int))
+    return total
+
+
+def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
+          minimum: dict | None = None, valid: Callable[[dict], bool] | None = None,
+          timeout: float | None = None, slow: str | None = None):
+    """Declare a property. `name` is what the candidate reads; each case runs in turn.
+
+    The body is `body(impl, x, **case)` (or with `ref` too), where `x` is a fresh
+    `Inputs` seeded by the case's `seed` (default 0). On the first failing case the
+    sizes in the case are shrunk while the same kind of failure persists, and the
+    failure carries the smallest case, its calls and a repro.
+
+    `slow` marks a check that costs far more than the others (a call at T = 8192, say) and
+    says why: the judge runs it once every other check passes, and reports it as not run
+    yet until then, so a failing attempt is not made to wait for it.
+    """
+    cases = cases or [{}]
+    minimum = minimum or {}
+
+    def decorate(body: Callable) -> Callable:
+        attempt_case = _case_runner(body)
+
+        def test(impl, ref):
+            impl.grading.check = name
+            for case in cases:
+                failure = attempt_case(impl, ref, case)
+                if failure is None:
+                    continue
+                if shrink and not isinstance(failure, NotImplementedYet) and failure.case is not None:
+                    failure = _shrink(impl, ref, failure, attempt_case, _same_kind, minimum, valid)
+                if failure.case and _describe_case(failure.case):
+                    failure.message = f"{failure.message} [{_describe_case(failure.case)}]"
+                    failure.args = (failure.message,)
+                raise failure
+
+        # pytest reads the wrapper's own signature (impl, ref), so copy names by hand
+        test.__name__, test.__qualname__ = body.__name__, body.__qualname__
+        test.__module__, test.__doc__ = body.__module__, body.__doc__ or name
+        test.check_name = name
+        test.timeout = timeout  # seconds, when this check needs longer than the default
+        test.slow = slow
+        return test
+
+    return decorate
+
+
+def _case_runner(body: Callable) -> Callable:
+    """attempt_case(impl, ref, case): None if the case passes, else the failure with its calls,
+    its case and a repro. Every recorded call joins the grading's history, passing or failing."""
+    wants_ref = "ref" in inspect.signature(body).parameters
+
+    def attempt_case(impl, ref, case):
+        x = Inputs(case.get("seed", 0))
+        g = impl.grading
+        g.calls, g.inputs = [], x
+        try:
+            params = {k: v for k, v in case.items() if k != "seed"}
+            body(impl, x, **({"ref": ref} if wants_ref else {}), **params)
+        except CheckFailed as exc:
+            earlier = getattr(exc, "earlier", None)
+            if earlier is not None:  # the failing call was made in another check
+                lines, count = earlier.repro
+                exc.repro = repro_for([earlier], None, getattr(impl, "_path", None), lines[:count])
+                return exc
+            exc.calls, exc.case = list(g.calls), case
+            exc.repro = repro_for(g.calls, g.inputs, getattr(impl, "_path", None))
+            return exc
+        finally:
+            for c in g.calls:  # a call whose arguments the check changed since cannot be replayed
+                c.recorded = c.recorded and _intact(c)
+            g.history.extend(c for c in g.calls if c.recorded)
+        return None
+
+    return attempt_case
+
+
+def _same_kind(a: CheckFailed, b: CheckFailed) -> bool:
+    """Two failures of one check are the same kind: what the shrinker keeps while it shrinks."""
+    if a.kind != b.kind:
+        return False
+    if isinstance(a, AttemptRaised):
+        return a.original.type_name == b.original.type_name
+    return True
+
+
+def _shrink(impl, ref, failure, attempt_case, same_kind, minimum, valid):
+    """The smallest case that fails the same way, found within SHRINK_TRIES cases. A call that
+    hangs or crashes while shrinking ends the search (the judge restarts the attempt's
+    process before the next check) and the failure found so far stands."""
+    tries, improved, tried = 0, True, set()
+    try:
+        while improved and tries < SHRINK_TRIES:
+            improved = False
+            for smaller in sorted(_smaller(failure.case, minimum), key=_size):
+                key = repr(sorted(smaller.items()))
+                if key in tried or (valid is not None and not valid(smaller)):
+                    continue
+                if tries >= SHRINK_TRIES:
+                    break
+                tried.add(key)
+                tries += 1
+                again = attempt_case(impl, ref, smaller)
+                if again is not None and again.case is not None and same_kind(again, failure):
+                    failure, improved = again, True
+                    break
+    except AttemptGone:
+        pass
+    return failure
+

@@ -1,0 +1,135 @@
+"""Mistakes candidates make in sliding-window attention.
+
+Every entry is the plain blockwise answer BASE with one mistake edited in. The `stateful`
+entries keep something at module level between calls, so the diagnosis replays them on every
+call in order; the memory check names the two full-matrix entries from the peak it measured.
+"""
+from graders.engine.bugs import Bug, edited
+
+BASE = """import numpy as np
+
+
+def sliding_window_attention(q, k, v, window):
+    if window < 1:
+        raise ValueError("window must be at least 1")
+    T, d = q.shape[-2:]
+    block = 64
+    out = np.empty(q.shape[:-1] + (v.shape[-1],))
+    for i0 in range(0, T, block):
+        i1 = min(i0 + block, T)
+        j0 = max(0, i0 - window + 1)
+        s = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:i1, :], -1, -2) / np.sqrt(d)
+        i = np.arange(i0, i1)[:, None]
+        j = np.arange(j0, i1)[None, :]
+        s = np.where((j <= i) & (j > i - window), s, -np.inf)
+        s = s - s.max(axis=-1, keepdims=True)
+        p = np.exp(s)
+        out[..., i0:i1, :] = (p / p.sum(axis=-1, keepdims=True)) @ v[..., j0:i1, :]
+    return out
+"""
+
+BAND = "(j <= i) & (j > i - window)"
+
+
+BUGS = [
+    Bug("window_one_too_many", "locality",
+        "the band keeps window + 1 keys, i - window <= j <= i (the convention of Mistral's one-file "
+        "reference); here query i sees the last `window` positions, itself included: i - window < j <= i",
+        edited(BASE, ("(j > i - window)", "(j >= i - window)"), ("max(0, i0 - window + 1)", "max(0, i0 - window)"))),
+    Bug("window_one_too_few", "agrees",
+        "the band keeps window - 1 keys, i - window + 1 < j <= i; query i must see the last `window` "
+        "positions, itself included, so window == 1 is the query alone",
+        edited(BASE, ("(j > i - window)", "(j > i - window + 1)"))),
+    Bug("no_future_mask", "window_covers_everything",
+        "the band has no upper edge: j > i - window alone lets a query see the later positions of its "
+        "block; key j must also satisfy j <= i",
+        edited(BASE, (BAND, "(j > i - window)"))),
+    Bug("full_score_matrix", "memory",
+        "all T queries are scored against all T keys at once and the band is masked afterwards: right values, "
+        "but a (T, T) score matrix, memory growing as T squared, which the window is there to avoid",
+        edited(BASE, ("block = 64", "block = T"))),
+    Bug("full_boolean_mask", "memory",
+        "the scores are computed block by block, but the band mask is built once at full (T, T) size: even a "
+        "boolean T x T array is T squared bytes; build each block's mask from its own positions",
+        edited(BASE, ("    for i0 in range(0, T, block):\n",
+                      "    pos = np.arange(T)\n"
+                      "    band = (pos[None, :] <= pos[:, None]) & (pos[None, :] > pos[:, None] - window)\n"
+                      "    for i0 in range(0, T, block):\n"),
+               (f"np.where({BAND}, s, -np.inf)", "np.where(band[i0:i1, j0:i1], s, -np.inf)"))),
+    Bug("no_scaling", "agrees",
+        "the scores are not divided by sqrt(d)",
+        edited(BASE, (" / np.sqrt(d)", ""))),
+    Bug("no_max_shift", "large_scores",
+        "the softmax does not subtract each row's maximum, so exp of a score near 1e3 is inf and inf / inf "
+        "is NaN (exp overflows float64 past 709)",
+        edited(BASE, ("        s = s - s.max(axis=-1, keepdims=True)\n", ""))),
+    Bug("block_max_shift", "far_below_zero",
+        "the maximum subtracted before exp is that of the whole block (every row and every head), not of each "
+        "row: a row whose scores all lie far below another's underflows to 0 / 0",
+        edited(BASE, ("s.max(axis=-1, keepdims=True)", "s.max()"))),
+    Bug("mask_by_zero_test", "zero_rows",
+        "the band is applied by multiplying the scores by the 0/1 mask and then sending every score equal to 0 "
+        "to -inf; a score that is exactly 0 (a zero row of q or k) is then masked too, and a row of them is 0 / 0",
+        edited(BASE, (f"        s = np.where({BAND}, s, -np.inf)\n",
+                      f"        s = s * ({BAND})\n        s[s == 0] = -np.inf\n"))),
+    Bug("exp_clipped_at_minus_20", "tiny_weights",
+        "the shifted scores are clipped at -20 before exp: every weight below exp(-20) ~ 2e-9, the masked keys "
+        "included, is raised to it, which shows wherever such weights meet large values",
+        edited(BASE, ("p = np.exp(s)", "p = np.exp(np.maximum(s, -20.0))"))),
+    Bug("block_misses_previous_keys", "agrees",
+        "each block of queries sees only the keys inside its own block: its first queries also need the "
+        "window - 1 keys before the block, from position i0 - window + 1",
+        edited(BASE, ("j0 = max(0, i0 - window + 1)", "j0 = i0"))),
+    Bug("output_buffer_reused", "state",
+        "the output is written into a module-level buffer kept per shape, so the next call of the same shape "
+        "overwrites what an earlier call returned; return a new array from every call",
+        edited(BASE, ("def sliding_window_attention(", "_OUT = {}\n\n\ndef sliding_window_attention("),
+               ("    out = np.empty(q.shape[:-1] + (v.shape[-1],))\n",
+                "    shape = q.shape[:-1] + (v.shape[-1],)\n    out = _OUT.setdefault(shape, np.empty(shape))\n")),
+        stateful=True),
+    Bug("band_cached_by_shape", "state",
+        "each block's band mask is memoised by the block's shape, but it also depends on the window: a later "
+        "call of the same length with another window reuses the band of the first",
+        edited(BASE, ("def sliding_window_attention(", "_BANDS = {}\n\n\ndef sliding_window_attention("),
+               (f"        s = np.where({BAND}, s, -np.inf)\n",
+                f"        band = _BANDS.setdefault((i1 - i0, i1 - j0), {BAND})\n"
+                "        s = np.where(band, s, -np.inf)\n")),
+        stateful=True),
+    Bug("fixed_position_table_4096", "long",
+        "something is sized for at most 4096 positions, such as a table of positions built once for a fixed "
+        "maximum length: past it the band mask comes out too short; build what a call needs from its own T",
+        edited(BASE, ("def sliding_window_attention(", "POS = np.arange(4096)\n\n\ndef sliding_window_attention("),
+               ("np.arange(i0, i1)[:, None]", "POS[i0:i1, None]"), ("np.arange(j0, i1)[None, :]", "POS[None, j0:i1]"))),
+    Bug("scales_q_through_reshape", "inputs_unchanged",
+        "q is scaled in place through q.reshape(...), which is a view of the caller's array whenever q is "
+        "contiguous: the caller's q changes (and a read-only q raises); scale a copy, or the scores",
+        edited(BASE, ("    block = 64\n", "    block = 64\n    q_flat = q.reshape(-1, T, d)\n"
+                      "    q_flat *= 1 / np.sqrt(d)\n    q = q_flat.reshape(q.shape)\n"),
+               (" / np.sqrt(d)\n        i = ", "\n        i = "))),
+    Bug("window_zero_accepted", "raises",
+        "window < 1 is not refused: window = 0 leaves every query with no key at all (0 / 0) instead of "
+        "raising ValueError",
+        edited(BASE, ('    if window < 1:\n        raise ValueError("window must be at least 1")\n', ""))),
+]
+
+# Close to a catalogued bug, but a different mistake: none may be named as a catalogued one.
+NEAR_MISSES = [
+    Bug("window_two_too_many", "locality",
+        "the band keeps window + 2 keys, i - window - 1 <= j <= i",
+        edited(BASE, ("(j > i - window)", "(j > i - window - 2)"),
+               ("max(0, i0 - window + 1)", "max(0, i0 - window - 1)"))),
+    Bug("block_start_off_by_one", "agrees",
+        "each block starts its keys one position late, so the first query of every block but the first misses "
+        "its oldest key",
+        edited(BASE, ("max(0, i0 - window + 1)", "max(0, i0 - window + 2)"))),
+    Bug("mask_excludes_self", "agrees",
+        "the band is i - window < j < i: each query misses its own key (and the first sees nothing at all)",
+        edited(BASE, ("(j <= i)", "(j < i)"))),
+    Bug("max_over_queries", "agrees",
+        "the maximum subtracted is taken over the queries of each key column (axis -2), not over the keys of "
+        "each row; that changes each row by more than a constant",
+        edited(BASE, ("s.max(axis=-1, keepdims=True)", "s.max(axis=-2, keepdims=True)"))),
+    Bug("scale_by_d", "agrees",
+        "the scores are divided by d, not by its square root",
+        edited(BASE, ("/ np.sqrt(d)", "/ d"))),
+]
