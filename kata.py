@@ -375,7 +375,7 @@ def submit(name):
     if res.get("note"):  # graded, but nothing could be recorded
         out(render.report(report), render.summary(report))
         raise click.ClickException(f"{res['note']}; nothing was submitted")
-    out(messages.submitted(catalogue.get(a["kata"]), a, report, res["n_checks"]))
+    out(messages.submitted(catalogue.get(a["kata"]), a, report, res["n_gradings"]))
     ctx.exit(0 if a["passed"] else 1)
 
 

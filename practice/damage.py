@@ -2,7 +2,7 @@
 
 A record whose text does not decode (a flipped bit, a write by another program) would
 make every read that meets it fail, while sqlite's own check of the file passes. Such a
-record is moved, with everything that belongs to it (an attempt's checks and events, a
+record is moved, with everything that belongs to it (an attempt's gradings and events, a
 mock interview's attempts), into the table `set_aside` as JSON (the undecodable text as
 hex) and a warning says so; everything else stays usable.
 """
@@ -14,10 +14,10 @@ import sqlite3
 
 from practice import clock
 
-TABLES = ("mocks", "attempts", "checks", "events")
+TABLES = ("mocks", "attempts", "gradings", "events")
 # (table, column) pairs that point at a record of the key's table and go with it.
 BELONGS_TO = {"mocks": [("attempts", "mock_id"), ("events", "mock_id")],
-              "attempts": [("checks", "attempt_id"), ("events", "attempt_id")]}
+              "attempts": [("gradings", "attempt_id"), ("events", "attempt_id")]}
 
 
 def _unreadable(db: sqlite3.Connection) -> list[tuple[str, int, str]]:

@@ -8,7 +8,7 @@ from practice import catalogue, clock, records, schedule
 
 def attempts_of(s, kata: str | None = None) -> list[dict]:
     """Every attempt (of `kata`, when given), oldest first, each numbered within its kata
-    (`n`) and with its number of gradings (`n_checks`)."""
+    (`n`) and with its number of gradings (`n_gradings`)."""
     return [a for a in records.attempts_numbered(s) if kata is None or a["kata"] == kata]
 
 

@@ -140,7 +140,7 @@ def status(view: dict, t: float) -> Text:
     after_pass = view["hints_shown"] - a["hints"]
     lines = [Text(f"{a['kata']}: {k.title}", style="bold"),
              Text("  file:   ") + path(a["path"]), Text("  clock:  ") + clock_text(a, t),
-             f"  graded: {times(view['n_checks'])}, last: "
+             f"  graded: {times(view['n_gradings'])}, last: "
              f"{result_text(last)}" + (f" at {clock.when(last['at'])}" if last else ""),
              f"  hints:  {a['hints']} of {len(k.hints)}"
              + (f" (and {after_pass} after passing, not counted)" if after_pass > 0 else "")
@@ -151,14 +151,14 @@ def status(view: dict, t: float) -> Text:
 
 
 # -- submit, hint, reset ----------------------------------------------------------------
-def submitted(k, a: dict, rep: dict, n_checks: int) -> Text:
+def submitted(k, a: dict, rep: dict, n_gradings: int) -> Text:
     """`kata submit`: the final grading, what was recorded, the follow-up questions."""
     result = Text("passed", style="bold green") if a["passed"] else \
         Text("not passed", style="bold red")
     over = (Text(f", {clock.fmt(a['time_used'] - a['budget'])} over time", style="red")
             if a["overtime"] else Text(f" of {clock.fmt(a['budget'])}"))
     recorded = (Text("Recorded: ") + result + f" in {clock.fmt(a['time_used'])}" + over
-                + f"; {gradings(n_checks)}, {plural(a['hints'], 'hint')}, solution "
+                + f"; {gradings(n_gradings)}, {plural(a['hints'], 'hint')}, solution "
                 f"{'viewed' if a['solution_viewed'] else 'not viewed'}.")
     return term.join([graded(f"{k.name}: final grading", a["path"], rep), recorded, "",
                       follow_ups(k)])
@@ -242,7 +242,7 @@ def mock_report(data: dict) -> Text:
         mark = Text(sym["pass"], style="green") if ok else Text(sym["fail"], style="red")
         t_used = a["time_used"] if a["time_used"] is not None else a["elapsed"]
         rows.append([mark + f" {a['kata']}", _mock_result(rep), clock.fmt(t_used or 0),
-                     times(r["n_checks"])])
+                     times(r["n_gradings"])])
     lines.append(term.columns(rows, ["  kata", "result", "time", "graded"]))
     for r in data["rows"]:
         lines += _mock_notes(r)

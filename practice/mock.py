@@ -97,7 +97,7 @@ def _final_grading(p, a: dict, reason: str, deadline: float) -> dict:
     grading before the deadline when the file was edited after it."""
     path = Path(a["path"])
     if reason == "deadline" and path.exists() and path.stat().st_mtime > deadline:
-        before = records.last_check(p.store, a["id"], before=deadline)
+        before = records.last_grading(p.store, a["id"], before=deadline)
         return {"attempt": a, "report": json.loads(before["report"]) if before else None,
                 "note": "edited after the deadline: its last grading before it counts"}
     report = None
@@ -138,9 +138,9 @@ def report(p, mock_id: int, graded: dict | None = None) -> dict:
         mine = (graded or {}).get(a["id"], {})
         rep = mine.get("report")
         if rep is None:
-            last = records.last_check(p.store, a["id"])
+            last = records.last_grading(p.store, a["id"])
             rep = json.loads(last["report"]) if last else None
         rows.append({"attempt": a, "kata": catalogue.get(a["kata"]),
-                     "n_checks": records.n_checks(p.store, a["id"]), "report": rep,
+                     "n_gradings": records.n_gradings(p.store, a["id"]), "report": rep,
                      "failing": grading.failing(rep) if rep else [], "note": mine.get("note")})
     return {"mock": records.mock(p.store, mock_id), "rows": rows}

@@ -68,7 +68,7 @@ def running_practice(s) -> list[dict]:
 def ever_passed(s, kata: str) -> bool:
     return s.one(
         "SELECT 1 FROM attempts a WHERE a.kata = ? AND (a.passed = 1 OR a.solved_at IS NOT "
-        "NULL OR EXISTS (SELECT 1 FROM checks c WHERE c.attempt_id = a.id AND c.passed = 1))",
+        "NULL OR EXISTS (SELECT 1 FROM gradings c WHERE c.attempt_id = a.id AND c.passed = 1))",
         (kata,)) is not None
 
 
@@ -132,29 +132,29 @@ def mark_solution_viewed(s, attempt_id: int) -> None:
     s.execute("UPDATE attempts SET solution_viewed = 1 WHERE id = ?", (attempt_id,))
 
 
-# -- checks -----------------------------------------------------------------------------
-def insert_check(s, attempt_id: int, t: float, on_clock: float, source: str, passed: bool,
+# -- gradings ---------------------------------------------------------------------------
+def insert_grading(s, attempt_id: int, t: float, on_clock: float, command: str, passed: bool,
                  not_implemented: bool, n_passed: int, n_total: int, code, report: str) -> int:
     return s.execute(
-        "INSERT INTO checks (attempt_id, at, clock, source, passed, not_implemented, "
+        "INSERT INTO gradings (attempt_id, at, clock, command, passed, not_implemented, "
         "n_passed, n_total, code, report) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        (attempt_id, t, on_clock, source, int(passed), int(not_implemented), n_passed,
+        (attempt_id, t, on_clock, command, int(passed), int(not_implemented), n_passed,
          n_total, code, report)).lastrowid
 
 
-def checks(s, attempt_id: int) -> list[dict]:
-    return _all(s, "SELECT * FROM checks WHERE attempt_id = ? ORDER BY at, id", (attempt_id,))
+def gradings(s, attempt_id: int) -> list[dict]:
+    return _all(s, "SELECT * FROM gradings WHERE attempt_id = ? ORDER BY at, id", (attempt_id,))
 
 
-def last_check(s, attempt_id: int, before: float | None = None) -> dict | None:
-    """The latest check of an attempt (graded at or before `before`, when given)."""
-    return _one(s, "SELECT * FROM checks WHERE attempt_id = ? AND at <= ? "
+def last_grading(s, attempt_id: int, before: float | None = None) -> dict | None:
+    """The latest grading of an attempt (graded at or before `before`, when given)."""
+    return _one(s, "SELECT * FROM gradings WHERE attempt_id = ? AND at <= ? "
                    "ORDER BY at DESC, id DESC LIMIT 1",
                 (attempt_id, float("inf") if before is None else before))
 
 
-def n_checks(s, attempt_id: int) -> int:
-    return s.one("SELECT count(*) FROM checks WHERE attempt_id = ?", (attempt_id,))[0]
+def n_gradings(s, attempt_id: int) -> int:
+    return s.one("SELECT count(*) FROM gradings WHERE attempt_id = ?", (attempt_id,))[0]
 
 
 # -- events -----------------------------------------------------------------------------
@@ -212,17 +212,17 @@ def end_mock(s, mock_id: int, t: float, reason: str, used: float) -> None:
 
 # -- history ------------------------------------------------------------------------------
 def attempts_numbered(s) -> list[dict]:
-    """Every attempt, oldest first, numbered within its kata (`n`), with `n_checks`."""
+    """Every attempt, oldest first, numbered within its kata (`n`), with `n_gradings`."""
     return _all(s, "SELECT a.*, "
                    " ROW_NUMBER() OVER (PARTITION BY a.kata ORDER BY a.started_at, a.id) AS n, "
-                   " (SELECT count(*) FROM checks c WHERE c.attempt_id = a.id) AS n_checks "
+                   " (SELECT count(*) FROM gradings c WHERE c.attempt_id = a.id) AS n_gradings "
                    "FROM attempts a ORDER BY a.started_at, a.id")
 
 
 def finished_attempts(s) -> list[dict]:
-    """Every attempt that has ended, with `n_checks`."""
-    return _all(s, "SELECT a.*, (SELECT count(*) FROM checks c WHERE c.attempt_id = a.id) "
-                   "AS n_checks FROM attempts a WHERE state != 'open'")
+    """Every attempt that has ended, with `n_gradings`."""
+    return _all(s, "SELECT a.*, (SELECT count(*) FROM gradings c WHERE c.attempt_id = a.id) "
+                   "AS n_gradings FROM attempts a WHERE state != 'open'")
 
 
 def best_times(s) -> dict[str, float]:
@@ -235,8 +235,8 @@ def last_results(s) -> dict[str, dict]:
     """The latest check of each kata (its counts and time)."""
     rows = s.all(
         "SELECT a.kata, c.passed, c.not_implemented, c.n_passed, c.n_total, c.at "
-        "FROM checks c JOIN attempts a ON a.id = c.attempt_id "
-        "WHERE c.id = (SELECT c2.id FROM checks c2 JOIN attempts a2 ON a2.id = c2.attempt_id "
+        "FROM gradings c JOIN attempts a ON a.id = c.attempt_id "
+        "WHERE c.id = (SELECT c2.id FROM gradings c2 JOIN attempts a2 ON a2.id = c2.attempt_id "
         "              WHERE a2.kata = a.kata ORDER BY c2.at DESC, c2.id DESC LIMIT 1)")
     return {r["kata"]: dict(r) for r in rows}
 

@@ -52,7 +52,7 @@ def _attempts_table(attempts: list[dict], t: float) -> Text:
         result = render.attempt_result(a) + (", a restart" if a["restarted_from"] else "")
         rows.append([a["kata"], str(a["n"]), clock.when(a["started_at"]),
                      "mock" if a["mode"] == "mock" else "practice", clock.fmt(used), result,
-                     render.times(a["n_checks"]), str(a["hints"]),
+                     render.times(a["n_gradings"]), str(a["hints"]),
                      "viewed" if a["solution_viewed"] else "-",
                      paths.shown(a["archive"] or a["path"])])
     header = ["kata", "#", "started", "mode", "time", "result", "graded", "hints",
@@ -127,7 +127,7 @@ def replay(s, kata: str, number: int, full: bool = False) -> Text:
     if a["restarted_from"]:
         lines.append("A restart: the attempt before it was archived with `--fresh`.")
     timeline = [("event", e["at"], e) for e in records.events_of(s, a["id"], REPLAYED_EVENTS)]
-    timeline += [("check", c["at"], c) for c in records.checks(s, a["id"])]
+    timeline += [("check", c["at"], c) for c in records.gradings(s, a["id"])]
     timeline.sort(key=lambda x: (x[1], 0 if x[0] == "check" else 1))
     previous, n = None, 0
     for kind, at, item in timeline:
@@ -158,7 +158,7 @@ def _grading_lines(n: int, item: dict, previous: str | None, full: bool) -> list
     """One grading of a replay: its result, what failed, and its code (whole the first
     time or with --full, else as a diff against the grading before)."""
     rep = json.loads(item["report"])
-    head = Text(f"grading {n} at {clock.fmt(item['clock'])} on the clock ({item['source']}): "
+    head = Text(f"grading {n} at {clock.fmt(item['clock'])} on the clock ({item['command']}): "
                 + render.summary(rep).plain, style="bold green" if item["passed"] else "bold")
     lines: list[Text | str] = ["", head]
     fails = grading.failing(rep)

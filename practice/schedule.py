@@ -36,7 +36,7 @@ class Due:
 def quality(a: dict) -> int | None:
     """The quality of one finished attempt, or None if it says nothing (abandoned unchecked)."""
     if not a.get("passed"):
-        if a.get("end_reason") in ("fresh", "reset") and not a.get("n_checks"):
+        if a.get("end_reason") in ("fresh", "reset") and not a.get("n_gradings"):
             return None  # set aside before it was ever checked: no evidence either way
         return 1
     if a.get("solution_viewed"):

@@ -216,7 +216,7 @@ class Practice:
             on_clock = elapsed(a, t)
             if a["mode"] == "mock":  # an interview ends at its deadline, whenever it is graded
                 on_clock = min(on_clock, a["budget"])
-            records.insert_check(s, attempt_id, t, on_clock, origin, passed,
+            records.insert_grading(s, attempt_id, t, on_clock, origin, passed,
                                  bool(report.get("not_implemented")), n_pass, n_total, code,
                                  json.dumps(report))
             if a["state"] == "open":
@@ -251,7 +251,7 @@ class Practice:
             records.add_event(s, "submit", a["kata"], a["id"],
                               detail="passed" if a["passed"] else "not passed")
         return {"attempt": a, "report": report,
-                "n_checks": records.n_checks(self.store, a["id"])}
+                "n_gradings": records.n_gradings(self.store, a["id"])}
 
     # -- reset ------------------------------------------------------------------------------
     def reset(self, k: catalogue.Kata) -> dict:

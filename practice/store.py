@@ -1,4 +1,4 @@
-"""The practice database: sessions, checks and history in one sqlite3 file.
+"""The practice database: attempts, their gradings and history in one sqlite3 file.
 
 Every write is one transaction (`with store.tx() as s:`), begun IMMEDIATE so two `kata`
 processes (a `watch` and a `check`) queue for the write lock instead of failing; the file
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from practice import paths
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x6B617461  # "kata"
 BUSY_TIMEOUT_MS = 15000
 
@@ -72,12 +72,12 @@ CREATE TABLE attempts (
 );
 CREATE INDEX attempts_by_kata ON attempts(kata, started_at);
 CREATE INDEX attempts_by_state ON attempts(state, touched_at);
-CREATE TABLE checks (                        -- one row per grading
+CREATE TABLE gradings (                      -- one row per grading of an attempt
     id              INTEGER PRIMARY KEY,
     attempt_id      INTEGER NOT NULL REFERENCES attempts(id),
     at              REAL NOT NULL,
     clock           REAL NOT NULL,           -- the attempt's clock seconds when graded
-    source          TEXT NOT NULL,           -- check | watch | submit | mock-end
+    command         TEXT NOT NULL,           -- the command that graded: check | watch | submit | mock-end
     passed          INTEGER NOT NULL,
     not_implemented INTEGER NOT NULL,
     n_passed        INTEGER NOT NULL,
@@ -85,7 +85,7 @@ CREATE TABLE checks (                        -- one row per grading
     code            BLOB NOT NULL,           -- the bytes graded (text in version 1 rows)
     report          TEXT NOT NULL            -- the grader's report, JSON
 );
-CREATE INDEX checks_by_attempt ON checks(attempt_id, at);
+CREATE INDEX gradings_by_attempt ON gradings(attempt_id, at);
 CREATE TABLE events (
     id          INTEGER PRIMARY KEY,
     at          REAL NOT NULL,
@@ -107,9 +107,16 @@ CREATE TABLE set_aside (                     -- records that could not be read, 
     data    TEXT NOT NULL                    -- the record as JSON; undecodable text as {"hex": ...}
 );
 """
-# What version 1 lacked (its `code` column is declared TEXT and holds both kinds).
+# From each older version to the next. Version 1 lacked `seeded` and `set_aside` (its `code`
+# column is declared TEXT and holds both kinds); version 2 called the gradings `checks` and
+# the command that graded `source`.
 MIGRATIONS = {1: ["ALTER TABLE mocks ADD COLUMN seeded INTEGER NOT NULL DEFAULT 1",
-                  SCHEMA[SCHEMA.index("CREATE TABLE set_aside"):].strip()]}
+                  SCHEMA[SCHEMA.index("CREATE TABLE set_aside"):].strip()],
+              2: ["ALTER TABLE checks RENAME TO gradings",
+                  "ALTER TABLE gradings RENAME COLUMN source TO command",
+                  "DROP INDEX IF EXISTS checks_by_attempt",
+                  "CREATE INDEX gradings_by_attempt ON gradings(attempt_id, at)",
+                  "UPDATE set_aside SET tbl = 'gradings' WHERE tbl = 'checks'"]}
 
 
 def _statements(script: str) -> list[str]:
@@ -301,8 +308,8 @@ class Store:
                 raise _Unusable("it belongs to another program")
             if app != APPLICATION_ID:
                 statements = _statements(SCHEMA)
-            elif version in MIGRATIONS:
-                statements = MIGRATIONS[version]
+            elif all(v in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
+                statements = [st for v in range(version, SCHEMA_VERSION) for st in MIGRATIONS[v]]
             else:
                 raise _Unusable(f"it has an unknown schema version {version}")
             for statement in statements:

@@ -76,7 +76,7 @@ def status(s) -> dict:
     (the running clock first), else what to practise next."""
     mock = records.running_mock(s)
     if mock:
-        return {"mock": mock, "questions": [(a, records.last_check(s, a["id"]))
+        return {"mock": mock, "questions": [(a, records.last_grading(s, a["id"]))
                                             for a in records.mock_attempts(s, mock["id"])]}
     opened = [a for a in records.open_attempts(s) if a["mode"] == "practice"]
     opened.sort(key=lambda a: a["clock"] != "running")
@@ -84,6 +84,6 @@ def status(s) -> dict:
         due = history.plan(s)
         return {"next": due[0] if due else None}
     a = opened[0]
-    return {"attempt": a, "last": records.last_check(s, a["id"]),
-            "n_checks": records.n_checks(s, a["id"]), "others": opened[1:],
+    return {"attempt": a, "last": records.last_grading(s, a["id"]),
+            "n_gradings": records.n_gradings(s, a["id"]), "others": opened[1:],
             "hints_shown": records.hints_taken(s, a["kata"], a["id"])}

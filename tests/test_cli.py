@@ -18,7 +18,7 @@ def counts(kenv) -> dict:
         return {}
     con = kenv.db()
     out = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-           for t in ("attempts", "checks", "events", "mocks")}
+           for t in ("attempts", "gradings", "events", "mocks")}
     con.close()
     return out
 
@@ -219,7 +219,7 @@ def test_check_records_the_code_it_graded_and_shows_the_time(kenv):
     assert r.exit_code == 1
     assert "1:01 used, 8:59 left of 10:00" in r.stdout
     con = kenv.db()
-    c = con.execute("SELECT * FROM checks").fetchone()
+    c = con.execute("SELECT * FROM gradings").fetchone()
     assert c["code"] == b"def softmax(z): return z\n" and c["clock"] == 61 and c["passed"] == 0
     assert json.loads(c["report"])["checks"][1]["name"] == "rows sum to 1"
 

@@ -347,7 +347,7 @@ def test_a_file_swapped_while_kata_grades_it_is_recorded_as_graded(tmp_path, sub
     finally:
         stop.set()
         saver.join()
-    rows = sqlite3.connect(home / "kata.sqlite3").execute("SELECT code, passed FROM checks").fetchall()
+    rows = sqlite3.connect(home / "kata.sqlite3").execute("SELECT code, passed FROM gradings").fetchall()
     assert len(rows) == 4
     for code, passed in rows:
         assert bytes(code) in versions

@@ -13,7 +13,7 @@ NOW = 1_750_000_000.0
 
 def done(kata, end, passed=True, used=60.0, budget=600.0, hints=0, viewed=0, over=0, **kw):
     return dict(kata=kata, ended_at=end, passed=passed, time_used=used, budget=budget,
-                hints=hints, solution_viewed=viewed, overtime=over, n_checks=1, **kw)
+                hints=hints, solution_viewed=viewed, overtime=over, n_gradings=1, **kw)
 
 
 def interval(*attempts):
@@ -47,7 +47,7 @@ def test_successive_passes_grow_the_interval_and_a_failure_resets_it():
 
 def test_an_attempt_set_aside_unchecked_says_nothing():
     a = done("a", NOW, passed=False, end_reason="fresh")
-    a["n_checks"] = 0
+    a["n_gradings"] = 0
     plan = schedule.plan(["a"], [a], NOW)
     assert not plan[0].tried
 

@@ -25,7 +25,7 @@ def test_a_file_saved_while_it_is_graded_is_recorded_as_graded(kenv, monkeypatch
     r = kenv.run("check", "--json")
     assert json.loads(r.stdout)["passed"] is False and r.exit_code == 1
     con = kenv.db()
-    (code, passed), = con.execute("SELECT code, passed FROM checks").fetchall()
+    (code, passed), = con.execute("SELECT code, passed FROM gradings").fetchall()
     assert code == seen[0] == b"def softmax(z):\n    return z  # wrong\n" and passed == 0
     assert kenv.run("check").exit_code == 0  # the saved file, graded next time
     out = kenv.run("history", "softmax", "--attempt", "1").stdout
@@ -40,7 +40,7 @@ def test_the_grader_is_given_the_bytes_that_are_recorded(kenv, monkeypatch):
                         lambda kata, p, source=None: given.append(source) or stand_in_report(kata, p, source))
     kenv.run("check")
     con = kenv.db()
-    assert con.execute("SELECT code FROM checks").fetchone()[0] == given[0] == b"x = 1  # PASS\r\n"
+    assert con.execute("SELECT code FROM gradings").fetchone()[0] == given[0] == b"x = 1  # PASS\r\n"
 
 
 ENCODED = {
@@ -65,7 +65,7 @@ def test_rows_recorded_as_text_before_bytes_still_replay(kenv):
     kenv.run("start", "softmax")
     kenv.run("check")
     con = kenv.db()
-    con.execute("UPDATE checks SET code = 'def softmax(z):\n    return 1  # old text row\n'")
+    con.execute("UPDATE gradings SET code = 'def softmax(z):\n    return 1  # old text row\n'")
     con.commit()
     out = kenv.run("history", "softmax", "--attempt", "1").stdout
     assert "    |    return 1  # old text row" in out

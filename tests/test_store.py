@@ -33,7 +33,7 @@ def test_new_store_has_schema_version_application_id_and_wal(tmp_path):
     assert s.one("PRAGMA application_id")[0] == store_mod.APPLICATION_ID
     assert s.one("PRAGMA journal_mode")[0] == "wal"
     tables = {r[0] for r in s.all("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"attempts", "checks", "events", "mocks", "set_aside"}
+    assert tables == {"attempts", "gradings", "events", "mocks", "set_aside"}
     s.close()
     again = fresh_store(tmp_path)  # reopening keeps it
     assert again.one("PRAGMA user_version")[0] == store_mod.SCHEMA_VERSION
@@ -88,27 +88,43 @@ def test_a_damaged_database_is_set_aside(tmp_path):
     assert s.one("SELECT count(*) FROM attempts")[0] == 0
 
 
-def test_a_version_1_database_is_upgraded_in_place(tmp_path):
-    v1 = store_mod.SCHEMA[:store_mod.SCHEMA.index("CREATE TABLE set_aside")]
-    v1 = v1.replace("    seeded      INTEGER NOT NULL DEFAULT 1,  -- 1: picked by --seed alone; 0: by need\n", "")
-    v1 = v1.replace("code            BLOB NOT NULL", "code            TEXT NOT NULL")
+def _schema_2() -> str:
+    """The schema as version 2 had it: the gradings in a table `checks`, their command in `source`."""
+    v2 = store_mod.SCHEMA.replace("CREATE TABLE gradings (", "CREATE TABLE checks (")
+    v2 = v2.replace("    command         TEXT NOT NULL,", "    source          TEXT NOT NULL,")
+    return v2.replace("CREATE INDEX gradings_by_attempt ON gradings(", "CREATE INDEX checks_by_attempt ON checks(")
+
+
+def _old_database(tmp_path, version: int) -> None:
+    schema = _schema_2()
+    if version == 1:
+        schema = schema[:schema.index("CREATE TABLE set_aside")]
+        schema = schema.replace("    seeded      INTEGER NOT NULL DEFAULT 1,  -- 1: picked by --seed alone; 0: by need\n", "")
+        schema = schema.replace("code            BLOB NOT NULL", "code            TEXT NOT NULL")
     con = sqlite3.connect(tmp_path / "kata.sqlite3")
-    con.executescript(v1)
+    con.executescript(schema)
     con.execute("INSERT INTO mocks (started_at, budget, seed, clock, state) "
                 "VALUES (0, 60, 7, 'stopped', 'ended')")
     add_attempt(con)
     con.execute("INSERT INTO checks (attempt_id, at, clock, source, passed, not_implemented, "
-                "n_passed, n_total, code, report) VALUES (1, 0, 0, 'check', 0, 1, 0, 1, 'x = 1', '{}')")
+                "n_passed, n_total, code, report) VALUES (1, 0, 0, 'watch', 0, 1, 0, 1, 'x = 1', '{}')")
     con.execute(f"PRAGMA application_id = {store_mod.APPLICATION_ID}")
-    con.execute("PRAGMA user_version = 1")
+    con.execute(f"PRAGMA user_version = {version}")
     con.commit()
     con.close()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_database_is_upgraded_in_place_and_loses_nothing(tmp_path, version):
+    _old_database(tmp_path, version)
     warnings = []
     s = fresh_store(tmp_path, warnings)
     assert warnings == [] and s.one("PRAGMA user_version")[0] == store_mod.SCHEMA_VERSION
     assert s.one("SELECT seed, seeded FROM mocks")[:] == (7, 1)
-    assert s.one("SELECT code FROM checks")[0] == "x = 1"  # old text rows stay text
+    row = s.one("SELECT command, code FROM gradings")
+    assert (row["command"], row["code"]) == ("watch", "x = 1")  # the grading, renamed, with its text row
     assert s.one("SELECT count(*) FROM set_aside")[0] == 0
+    assert s.one("SELECT count(*) FROM sqlite_master WHERE name = 'checks'")[0] == 0
 
 
 def test_a_database_from_a_newer_version_is_refused_not_set_aside(tmp_path):
@@ -137,8 +153,8 @@ WRITER = textwrap.dedent("""
     s = Store(sys.argv[1])
     for i in range(int(sys.argv[2])):
         with s.tx() as db:
-            n = db.execute("SELECT count(*) FROM checks").fetchone()[0]
-            db.execute("INSERT INTO checks (attempt_id, at, clock, source, passed, "
+            n = db.execute("SELECT count(*) FROM gradings").fetchone()[0]
+            db.execute("INSERT INTO gradings (attempt_id, at, clock, command, passed, "
                        "not_implemented, n_passed, n_total, code, report) "
                        "VALUES (1, ?, 0, ?, 0, 0, 0, 1, 'x', '{{}}')", (n, sys.argv[3]))
             db.execute("UPDATE attempts SET hints = hints + 1 WHERE id = 1")
@@ -157,10 +173,10 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
         assert p.wait(timeout=60) == 0
     s = fresh_store(tmp_path)
     assert s.one("PRAGMA integrity_check")[0] == "ok"
-    assert s.one("SELECT count(*) FROM checks")[0] == 2 * n
+    assert s.one("SELECT count(*) FROM gradings")[0] == 2 * n
     assert s.one("SELECT hints FROM attempts WHERE id = 1")[0] == 2 * n  # no lost update
     # each transaction saw every earlier one: the counts it read are all different
-    assert len({r[0] for r in s.all("SELECT at FROM checks")}) == 2 * n
+    assert len({r[0] for r in s.all("SELECT at FROM gradings")}) == 2 * n
 
 
 KILLED = textwrap.dedent("""

@@ -44,7 +44,7 @@ def world(tmp_path, subprocess_env):
 
 def checks_recorded(home: Path) -> int:
     con = sqlite3.connect(home / "kata.sqlite3")
-    n = con.execute("SELECT count(*) FROM checks").fetchone()[0]
+    n = con.execute("SELECT count(*) FROM gradings").fetchone()[0]
     con.close()
     return n
 
@@ -95,21 +95,21 @@ def test_a_damaged_record_is_set_aside_and_the_rest_stays_usable(world):
     (home / "softmax.py").write_text("# PASS\n")
     kata(root, env, "check")
     con = sqlite3.connect(home / "kata.sqlite3")
-    first = con.execute("SELECT id FROM checks ORDER BY id").fetchone()[0]
-    con.execute("UPDATE checks SET report = CAST(x'7b226b617461223a20ff7d' AS TEXT) "
+    first = con.execute("SELECT id FROM gradings ORDER BY id").fetchone()[0]
+    con.execute("UPDATE gradings SET report = CAST(x'7b226b617461223a20ff7d' AS TEXT) "
                 "WHERE id = ?", (first,))  # {"kata": \xff}: not UTF-8
     con.commit()
     con.close()
     r = kata(root, env, "history", "softmax", "--attempt", "1")
     assert r.returncode == 0, r.stderr
-    assert "could not be read (checks 1)" in r.stderr and "set_aside" in r.stderr
+    assert "could not be read (gradings 1)" in r.stderr and "set_aside" in r.stderr
     assert "3/3 checks passed" in r.stdout  # the readable grading is still there
     again = kata(root, env, "status")
     assert again.returncode == 0 and again.stderr == ""  # set aside once, for good
     assert "passed 3/3" in again.stdout
     con = sqlite3.connect(home / "kata.sqlite3")
     (tbl, row_id, data), = con.execute("SELECT tbl, row_id, data FROM set_aside").fetchall()
-    assert (tbl, row_id) == ("checks", first)
+    assert (tbl, row_id) == ("gradings", first)
     assert json.loads(data)["report"] == {"hex": "7b226b617461223a20ff7d"}  # kept as it was
 
 
@@ -119,9 +119,9 @@ def test_a_damaged_attempt_is_set_aside_with_its_checks(world):
     kata(root, env, "check")
     kata(root, env, "start", "rope")
     con = sqlite3.connect(home / "kata.sqlite3")
-    n_checks, n_events = (con.execute(f"SELECT count(*) FROM {t} WHERE attempt_id = 1")
-                          .fetchone()[0] for t in ("checks", "events"))
-    assert n_checks == 1 and n_events >= 2  # its grading; its start and pause
+    n_gradings, n_events = (con.execute(f"SELECT count(*) FROM {t} WHERE attempt_id = 1")
+                          .fetchone()[0] for t in ("gradings", "events"))
+    assert n_gradings == 1 and n_events >= 2  # its grading; its start and pause
     con.execute("UPDATE attempts SET path = CAST(x'2f746d702fff' AS TEXT) WHERE kata = 'softmax'")
     con.commit()
     con.close()
@@ -131,7 +131,7 @@ def test_a_damaged_attempt_is_set_aside_with_its_checks(world):
     assert "in progress" in rows["rope"] and "not started" in rows["softmax"]
     con = sqlite3.connect(home / "kata.sqlite3")
     kept = sorted(r[0] for r in con.execute("SELECT tbl FROM set_aside"))
-    assert kept == sorted(["attempts"] + ["checks"] * n_checks + ["events"] * n_events)
+    assert kept == sorted(["attempts"] + ["gradings"] * n_gradings + ["events"] * n_events)
     assert con.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
