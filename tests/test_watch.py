@@ -47,8 +47,8 @@ def test_watch_regrades_each_save_and_stops_the_clock_when_all_pass(kenv, ticks)
     con = kenv.db()
     a = con.execute("SELECT * FROM attempts").fetchone()
     assert a["clock"] == "solved" and a["solved_at"] == 120  # four 30 s ticks to the pass
-    sources = [row[0] for row in con.execute("SELECT source FROM gradings")]
-    assert sources == ["watch"] * 3
+    commands = [row[0] for row in con.execute("SELECT command FROM gradings")]
+    assert commands == ["watch"] * 3
 
 
 def test_watch_notices_a_file_renamed_over_the_attempt(kenv, ticks):
@@ -144,7 +144,7 @@ def test_a_watch_and_checks_in_other_processes_at_once(tmp_path, subprocess_env)
         deadline = time.time() + 30
         while time.time() < deadline:  # wait for its first grading
             con = sqlite3.connect(home / "kata.sqlite3")
-            n = con.execute("SELECT count(*) FROM gradings WHERE source = 'watch'").fetchone()[0]
+            n = con.execute("SELECT count(*) FROM gradings WHERE command = 'watch'").fetchone()[0]
             con.close()
             if n:
                 break
@@ -160,6 +160,6 @@ def test_a_watch_and_checks_in_other_processes_at_once(tmp_path, subprocess_env)
     assert "Traceback" not in err and "Stopped watching" in out
     con = sqlite3.connect(home / "kata.sqlite3")
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    sources = [r[0] for r in con.execute("SELECT source FROM gradings")]
-    assert sources.count("check") == 4 and sources.count("watch") >= 2
+    commands = [r[0] for r in con.execute("SELECT command FROM gradings")]
+    assert commands.count("check") == 4 and sources.count("watch") >= 2
     assert con.execute("SELECT clock FROM attempts").fetchone()[0] == "solved"
