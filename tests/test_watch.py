@@ -161,5 +161,5 @@ def test_a_watch_and_checks_in_other_processes_at_once(tmp_path, subprocess_env)
     con = sqlite3.connect(home / "kata.sqlite3")
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     commands = [r[0] for r in con.execute("SELECT command FROM gradings")]
-    assert commands.count("check") == 4 and sources.count("watch") >= 2
+    assert commands.count("check") == 4 and commands.count("watch") >= 2
     assert con.execute("SELECT clock FROM attempts").fetchone()[0] == "solved"
