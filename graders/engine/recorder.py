@@ -85,6 +85,8 @@ class Call:
     dtype: Any = None           # the float dtype it was made in (set by the diagnosis)
     repro: tuple = ([], 0)      # (the case's repro lines, how many of them rebuild its inputs)
     digests: dict = field(default_factory=dict)  # fingerprints of its arguments as sent
+    shares: list = field(default_factory=list)   # [result path, where] of result arrays sharing memory
+    returned: bool = False      # it returned (rather than raised or stopped)
 
 
 class Grading:
@@ -241,6 +243,11 @@ class Recorded:
         self.name, self.candidate = name, candidate
 
     def __call__(self, *args, **kwargs):
+        return self.send(args, kwargs, {"args": list(args), "kwargs": kwargs})
+
+    def send(self, args: tuple, kwargs: dict, request: dict):
+        """Make one call of the attempt with `request` (how its arguments travel) and record it
+        as a call with `args` and `kwargs` (what the attempt's arguments hold when it starts)."""
         g = self.candidate.grading
         inputs = g.inputs
         source = f"{self.name}({_render_args(args, kwargs, inputs)})"
@@ -254,8 +261,8 @@ class Recorded:
                     repro=(inputs.lines, len(inputs.lines)) if inputs is not None else ([], 0))
         g.calls.append(call)
         reply = self.candidate.box.request(
-            {"op": "call", "id": call.id, "fn": self.name, "args": list(args), "kwargs": kwargs,
-             "opts": dict(g.opts), "digests": digests}, g.deadline)
+            {"op": "call", "id": call.id, "fn": self.name, **request, "opts": dict(g.opts),
+             "digests": digests}, g.deadline)
         if reply.get("missing"):
             raise CheckFailed(f"your file defines no function `{self.name}`", kind="missing")
         if "error" in reply:
@@ -263,12 +270,14 @@ class Recorded:
             raise AttemptRaised(f"{source}: {reply['error']}", call.outcome)
         self._after(g, call, args, kwargs, reply)
         call.peak, call.warnings = reply.get("peak"), reply.get("warnings") or []
+        call.shares = reply.get("shares") if isinstance(reply.get("shares"), list) else []
         if "raised" in reply:
             call.outcome, call.kept = Raised(reply["raised"]), True
             raise _failure_of(call.outcome, self.name, source)
         out = reply.get("ok")
         call.kept = small and g.repeatable and _nbytes(out) <= RECORD_LIMIT_BYTES
         call.outcome = copy.deepcopy(out) if call.kept else None
+        call.returned = True
         return out
 
     @staticmethod
@@ -341,6 +350,30 @@ class Candidate:
         have been made with options(keep=True)): a result that later calls overwrote shows."""
         reply = self.box.request({"op": "fetch", "id": call.id}, self.grading.deadline)
         return reply.get("ok")
+
+    def again(self, call: Call, assign: dict):
+        """Call `call`'s function once more on the very objects `call` was given (it must have
+        been made with options(keep_args=True)), after writing new contents into some of them:
+        `assign` maps a positional index or keyword to the new values of that array."""
+        args = tuple(assign.get(i, a) for i, a in enumerate(call.args))
+        kwargs = {k: assign.get(k, v) for k, v in call.kwargs.items()}
+        return Recorded(call.function, self).send(args, kwargs, {"args_from": call.id, "assign": assign,
+                                                                 "args": [], "kwargs": {}})
+
+    def poke(self, call: Call, value: float) -> list:
+        """Write `value` into the arrays `call` returned, in the attempt's process, as a caller may
+        change what it was given (the result must have been kept: options(keep=True)); the
+        paths of the arrays that refused (read-only)."""
+        reply = self.box.request({"op": "poke", "id": call.id, "value": value}, self.grading.deadline)
+        return reply.get("ok") or []
+
+    def fresh(self) -> "Candidate":
+        """The same attempt in a new process of its own, with nothing of earlier calls: its calls
+        join this grading's record. The caller closes it (`.box.close()`)."""
+        box = self.box.copy()
+        box.start()
+        box.wait_loaded(self.grading.deadline)
+        return Candidate(box, box.functions, self._path, self.grading)
 
     def forget(self) -> None:
         """The attempt's process drops the results it keeps for fetch()."""

@@ -279,6 +279,10 @@ class Sandbox:
         self.loaded: dict = {}      # the reply to the load request
 
     # -- life cycle ---------------------------------------------------------------------
+    def copy(self) -> "Sandbox":
+        """Another sandbox for the same attempt (not started)."""
+        return Sandbox(self.source, self.filename, self.module, self.setup)
+
     def start(self) -> None:
         """Fork a fresh worker and send it the attempt; returns without waiting."""
         self.close()
