@@ -116,17 +116,20 @@ class Replayer:
         return _REPLAYS[key]
 
     def _replay(self, call: Call) -> tuple[Any, Any]:
-        args, kwargs = clone((call.args, call.kwargs))
+        return self._call(call, *clone((call.args, call.kwargs)))
+
+    def _call(self, call: Call, args: tuple, kwargs: dict) -> tuple[Any, Any]:
         fn = getattr(self.module, call.function, None)
         if fn is None:
             return NotImplementedError(), None
+        before = clone((args, kwargs))
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             try:
                 out = fn(*args, **kwargs)
             except Exception as exc:
                 out = exc
-        wrote = any(_differs(old, new) for old, new in zip((*call.args, *call.kwargs.values()),
+        wrote = any(_differs(old, new) for old, new in zip((*before[0], *before[1].values()),
                                                            (*args, *kwargs.values())))
         return out, ((args, kwargs) if wrote else None)
 
@@ -149,23 +152,50 @@ class Replayer:
         return _same(call.outcome, out, _dtype_of(call))
 
     def agrees_in_order(self, history: list[Call], deadline: float) -> bool:
-        """The same answers as the attempt on every call, replayed in order on this (fresh) module,
-        and the same answers again where the attempt's were fetched after later calls."""
-        returned, fetched = {}, {}
+        """The same answers as the attempt on every call, replayed in order on this (fresh) module:
+        a call made on an earlier call's argument objects is replayed on the same objects, a
+        result the caller wrote into is written into here too, and the answers fetched again
+        after later calls are the same."""
+        returned, fetched, poked, objects = {}, {}, {}, {}
         for c in history:
             if c.later_seen:
                 fetched.setdefault(c.later_after, []).append(c)
+            if c.poked is not None:
+                poked.setdefault(c.poked[1], []).append(c)
         for c in history:
             if time.monotonic() > deadline:
                 return False
-            out, wrote = self.outcome(c)
+            if c.args_from in objects:
+                args, kwargs = objects[c.args_from]
+                for key in c.assigned:
+                    np.copyto(args[key] if isinstance(key, int) else kwargs[key],
+                              c.args[key] if isinstance(key, int) else c.kwargs[key])
+            else:
+                args, kwargs = clone((c.args, c.kwargs))
+            objects[c.id] = (args, kwargs)
+            out, wrote = self._call(c, args, kwargs)
             if not self._matches(c, out, wrote):
                 return False
             returned[c.id] = out
             for earlier in fetched.get(c.id, ()):
                 if earlier.id in returned and not _same(earlier.later, returned[earlier.id], _dtype_of(earlier)):
                     return False
+            for earlier in poked.get(c.id, ()):
+                _poke(returned.get(earlier.id), earlier.poked[0])
         return True
+
+
+def _poke(value: Any, fill: float) -> None:
+    """Write `fill` into every writeable array of `value`, as the caller did to the attempt's."""
+    if isinstance(value, np.ndarray):
+        if value.flags.writeable:
+            value[...] = fill
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _poke(v, fill)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _poke(v, fill)
 
 
 def diagnose(kata: str, failing: list[Call], history: list[Call], named: list[str] = (),
@@ -208,8 +238,11 @@ def _diagnose(kata: str, catalogue: list, failing: list[Call], history: list[Cal
 
 def _fits(bug, history: list[Call], deadline: float) -> bool:
     """The bug gives what the attempt gave on every recorded call of the grading."""
-    if bug.stateful:  # its answers depend on the calls before: replay them all, in order, afresh
-        return Replayer(bug.fresh_module()).agrees_in_order(history, deadline)
+    if bug.stateful:  # its answers depend on the calls before: replay them in order, a fresh module per process
+        processes = {}
+        for c in history:
+            processes.setdefault(c.process, []).append(c)
+        return all(Replayer(bug.fresh_module()).agrees_in_order(calls, deadline) for calls in processes.values())
     replay = Replayer(bug.module, cache=True)
     return all(replay.agrees(c) for c in history if time.monotonic() < deadline) and time.monotonic() < deadline
 

@@ -34,8 +34,17 @@ def grader(kata: str):
 
 
 def checks_of(module) -> list:
-    """The @check functions of a grader, in the order they are written."""
-    return [fn for fn in vars(module).values() if callable(fn) and hasattr(fn, "check_name")]
+    """The checks of a grader: its own @check functions, in the order they are written, then
+    the explorer's over the kata's declared domain (graders/KATA/domain.py), when it has one;
+    a check of the grader's own replaces the explorer's of the same name."""
+    own = [fn for fn in vars(module).values() if callable(fn) and hasattr(fn, "check_name")]
+    domain = files.domain(module.__name__.split(".")[1]) if module.__name__.count(".") == 2 else None
+    if domain is None:
+        return own
+    from graders.engine import explorer
+
+    names = {fn.__name__ for fn in own}
+    return own + [fn for name, fn in explorer.checks(domain).items() if name not in names]
 
 
 def loaded_message(reply: dict) -> str | None:
@@ -61,6 +70,12 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float) -
         if getattr(test, "slow", None) and not all(r.passed for r in results.values()):
             results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
                 f"it runs once every other check passes ({test.slow})"))
+            continue
+        blocked = [results[a] for a in getattr(test, "after", ()) if a in results and not results[a].passed]
+        if blocked:
+            names = " and ".join(f"'{r.name}'" for r in blocked)
+            results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                f"it runs once {names} passes"))
             continue
         limit = test.timeout or check_seconds
         if cap is not None:

@@ -29,11 +29,12 @@ def _describe_case(case: dict) -> str:
     return ", ".join(v if k == "dtype" else f"{k}={v}" for k, v in case.items() if k != "seed")
 
 
-def _smaller(case: dict, minimum: dict) -> list[dict]:
-    """Cases one step smaller than `case`: each size to its minimum, halved, or minus one."""
+def _smaller(case: dict, minimum: dict, frozen: tuple = ()) -> list[dict]:
+    """Cases one step smaller than `case`: each size to its minimum, halved, or minus one
+    (not the entries in `frozen`, which say what the case is about)."""
     out = []
     for k, v in case.items():
-        if k == "seed" or isinstance(v, bool):
+        if k == "seed" or k in frozen or isinstance(v, bool):
             continue
         if isinstance(v, int):
             lo = minimum.get(k, 1)
@@ -69,7 +70,8 @@ def _size(case: dict) -> int:
 
 def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
           minimum: dict | None = None, valid: Callable[[dict], bool] | None = None,
-          timeout: float | None = None, slow: str | None = None):
+          timeout: float | None = None, slow: str | None = None, after: tuple[str, ...] = (),
+          frozen: tuple[str, ...] = (), describe: Callable[[dict], str] | None = None):
     """Declare a property. `name` is what the candidate reads; each case runs in turn.
 
     The body is `body(impl, x, **case)` (or with `ref` too), where `x` is a fresh
@@ -79,7 +81,10 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
 
     `slow` marks a check that costs far more than the others (a call at T = 8192, say) and
     says why: the judge runs it once every other check passes, and reports it as not run
-    yet until then, so a failing attempt is not made to wait for it.
+    yet until then, so a failing attempt is not made to wait for it. `after` names checks
+    (their functions) that must pass first: a check that compares along one dimension of the
+    input domain says nothing new about an attempt that already fails their plain cases.
+    `frozen`: case entries the shrinker leaves alone; `describe(case)`: the words for a case.
     """
     cases = cases or [{}]
     minimum = minimum or {}
@@ -94,9 +99,10 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
                 if failure is None:
                     continue
                 if shrink and not isinstance(failure, NotImplementedYet) and failure.case is not None:
-                    failure = _shrink(impl, ref, failure, attempt_case, _same_kind, minimum, valid)
-                if failure.case and _describe_case(failure.case):
-                    failure.message = f"{failure.message} [{_describe_case(failure.case)}]"
+                    failure = _shrink(impl, ref, failure, attempt_case, _same_kind, minimum, valid, frozen)
+                said = (describe or _describe_case)(failure.case) if failure.case else ""
+                if said:
+                    failure.message = f"{failure.message} [{said}]"
                     failure.args = (failure.message,)
                 raise failure
 
@@ -106,6 +112,7 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
         test.check_name = name
         test.timeout = timeout  # seconds, when this check needs longer than the default
         test.slow = slow
+        test.after = tuple(after)
         return test
 
     return decorate
@@ -150,7 +157,7 @@ def _same_kind(a: CheckFailed, b: CheckFailed) -> bool:
     return True
 
 
-def _shrink(impl, ref, failure, attempt_case, same_kind, minimum, valid):
+def _shrink(impl, ref, failure, attempt_case, same_kind, minimum, valid, frozen=()):
     """The smallest case that fails the same way, found within SHRINK_TRIES cases. A call that
     hangs or crashes while shrinking ends the search (the judge restarts the attempt's
     process before the next check) and the failure found so far stands."""
@@ -158,7 +165,7 @@ def _shrink(impl, ref, failure, attempt_case, same_kind, minimum, valid):
     try:
         while improved and tries < SHRINK_TRIES:
             improved = False
-            for smaller in sorted(_smaller(failure.case, minimum), key=_size):
+            for smaller in sorted(_smaller(failure.case, minimum, frozen), key=_size):
                 key = repr(sorted(smaller.items()))
                 if key in tried or (valid is not None and not valid(smaller)):
                     continue
