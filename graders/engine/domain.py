@@ -35,7 +35,7 @@ class Dim:
     minimum: int = 1
     small: tuple[int, ...] = SMALL
     big: int | None = None
-    base: tuple[int, ...] = (2, 3, 4, 5)    # what it takes while other sizes are explored
+    base: tuple[int, ...] = (2, 3, 4, 5)    # what it takes in a plain case: 2 or more, so that a layout shows
 
 
 @dataclass(frozen=True)
