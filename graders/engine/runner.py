@@ -29,24 +29,24 @@ def _describe_case(case: dict) -> str:
     return ", ".join(v if k == "dtype" else f"{k}={v}" for k, v in case.items() if k != "seed")
 
 
+def _steps(v: int, lo: int) -> list[int]:
+    """Smaller values for a size: its minimum, a half, three quarters (so that a failure that
+    starts past some size is found in a few halvings) and one less."""
+    return [n for n in (lo, v // 2, (v // 2 + v) // 2, v - 1) if lo <= n < v]
+
+
 def _smaller(case: dict, minimum: dict, frozen: tuple = ()) -> list[dict]:
-    """Cases one step smaller than `case`: each size to its minimum, halved, or minus one
-    (not the entries in `frozen`, which say what the case is about)."""
+    """Cases one step smaller than `case` (see _steps), size by size (not the entries in
+    `frozen`, which say what the case is about)."""
     out = []
     for k, v in case.items():
         if k == "seed" or k in frozen or isinstance(v, bool):
             continue
         if isinstance(v, int):
-            lo = minimum.get(k, 1)
-            for nv in (lo, v // 2, v - 1):
-                if lo <= nv < v:
-                    out.append({**case, k: nv})
+            out += [{**case, k: n} for n in _steps(v, minimum.get(k, 1))]
         elif isinstance(v, tuple) and all(isinstance(s, int) for s in v):
-            lo = minimum.get(k, 1)
             for i, s in enumerate(v):
-                for ns in (lo, s // 2, s - 1):
-                    if lo <= ns < s:
-                        out.append({**case, k: v[:i] + (ns,) + v[i + 1:]})
+                out += [{**case, k: v[:i] + (n,) + v[i + 1:]} for n in _steps(s, minimum.get(k, 1))]
     seen, unique = set(), []
     for c in out:
         key = repr(sorted(c.items()))

@@ -2,14 +2,14 @@
 
 A sequence (expect_sequence) makes, in one process of the attempt:
   1. a plain call, float64;
-  2. a call at larger sizes in float32;
-  3. the call of step 1 again on the very same argument objects, new values written into them
-     (a cache keyed by `id()` or by shape shows);
+  2. the same call again on the very same argument objects, new values written into them
+     (a cache keyed by `id()` or by shape shows, and so does one buffer for every call);
+  3. a call at larger sizes in float32;
   4. the sizes of step 1 in another order, float64 (a buffer kept by number of entries shows);
   5. a call with step 1's shapes in float32 (a cache that ignores the dtype shows);
+then fetches every result again (a buffer that later calls overwrite shows), and makes
   6. step 1's values again in new objects, after the caller wrote into what step 1 returned
-     (a function that hands out an array it keeps shows);
-then fetches every result but the first again (a buffer that later calls overwrite shows).
+     (a function that hands out an array it keeps shows).
 A result that differs from the reference counts against the sequence only when the same call
 made alone, in a new process, gives something else: a wrong formula is not a state problem.
 """
@@ -36,33 +36,39 @@ def expect_sequence(impl, ex: Explore, new: Inputs, case: dict, ref, other: dict
         if first is None:
             return
         single = "float32" if ex.float32 else "float64"
-        _step(impl, ex, new, dict(other, dtype=single), ref, params, steps, "2")
         _again(impl, ex, new, dict(case), ref, params, steps, first)
+        _step(impl, ex, new, dict(other, dtype=single), ref, params, steps, "3")
         _step(impl, ex, new, _swapped(ex, case), ref, params, steps, "4")
         _step(impl, ex, new, dict(case, dtype=single), ref, params, steps, "5")
-        refused = impl.poke(first[0], POKED)
-        plain = first[0].source
-        first[0].source = f"(out1 := {plain})"  # the repro keeps what call 1 returned, to write into it
-        write = (f"[a.__setitem__(Ellipsis, {POKED}) for a in (out1 if isinstance(out1, tuple) else [out1]) "
-                 f"if isinstance(a, np.ndarray)]")
-        again = fn.send(first[3], first[4], {"args": list(first[3]), "kwargs": first[4]},
-                        f"({write}, {plain})[1]")
-        steps.append((impl.grading.calls[-1], again, first[2], case.get("dtype", "float64")))
-    try:
-        _judge(impl, ex, steps, params, refused)
-        changed = []
-        for n, (call, out, _, _) in enumerate(steps[1:-1], 2):  # every one fetched: the diagnosis reads them all
-            now = impl.fetch(call)
-            call.later, call.later_seen, call.later_after = now, True, steps[-1][0].id
-            if _differs(out, now):
-                changed.append((n, call, out, now))
-        if changed:
-            n, call, out, now = changed[0]
-            raise CheckFailed(f"what call {n} of {len(steps)}, {call.source}, returned was changed by the calls "
-                              f"made after it{_first_difference(out, now)}: a result must stay as it was returned",
-                              kind="stale")
-    finally:
-        impl.forget()
+        try:
+            changed = _fetched(impl, steps)
+            refused = impl.poke(first[0], POKED)
+            plain = first[0].source
+            first[0].source = f"(out1 := {plain})"  # the repro keeps what call 1 returned, to write into it
+            write = (f"[a.__setitem__(Ellipsis, {POKED}) for a in (out1 if isinstance(out1, tuple) else [out1]) "
+                     f"if isinstance(a, np.ndarray)]")
+            again = fn.send(first[3], first[4], {"args": list(first[3]), "kwargs": first[4]}, f"({write}, {plain})[1]")
+            steps.append((impl.grading.calls[-1], again, first[2], case.get("dtype", "float64")))
+            _judge(impl, ex, steps, params, refused)
+            if changed:
+                n, call, out, now = changed[0]
+                raise CheckFailed(f"what call {n} of {len(steps)}, {call.source}, returned was changed by the calls "
+                                  f"made after it{_first_difference(out, now)}: a result must stay as it was returned",
+                                  kind="stale")
+        finally:
+            impl.forget()
+
+
+def _fetched(impl, steps: list) -> list:
+    """Every result fetched again from the attempt's process after the last call: (n, call,
+    what it returned, what it holds now) for each that changed."""
+    changed, last = [], steps[-1][0].id
+    for n, (call, out, _, _) in enumerate(steps, 1):
+        now = impl.fetch(call)
+        call.later, call.later_seen, call.later_after = now, True, last
+        if _differs(out, now):
+            changed.append((n, call, out, now))
+    return changed
 
 
 def _step(impl, ex, new, case, ref, params, steps, suffix):
@@ -84,7 +90,7 @@ def _step(impl, ex, new, case, ref, params, steps, suffix):
 def _again(impl, ex, new, case, ref, params, steps, first) -> None:
     """Step 1's call once more on its own argument objects, new values written into its arrays."""
     call = first[0]
-    new.suffix = "3"
+    new.suffix = "2"
     try:
         args, kwargs = make.split(ex.draw(new, case), params)
     finally:
@@ -159,7 +165,7 @@ def _same_alone(alone, call, out, dtype) -> bool:
 
 
 def _why(n: int, refused: list) -> str:
-    if n == 3:
+    if n == 2:
         return "the answer depends on the argument objects, not on their values (a cache keyed by id() or shape?)"
     if n == 5:
         return "the answer depends on the calls before it (a cache that ignores the dtype?)"
