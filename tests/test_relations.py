@@ -90,6 +90,11 @@ def confirm(f, got, want, inputs=None):
     """Check a finding's claim from its `detail`, with plain NumPy."""
     G, W = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
     d = f.detail
+    if f.kind == "tempered":  # softmax(c * log W) along the last axis is G
+        with np.errstate(divide="ignore"):
+            L = d[0] * np.log(W)
+        E = np.exp(L - L.max(axis=-1, keepdims=True))
+        return _close(G, E / E.sum(axis=-1, keepdims=True))
     if f.kind == "transpose" or f.kind == "transposed_shape":
         return _close(G, np.transpose(W, d[0]))
     if f.kind == "permutation":
@@ -709,3 +714,16 @@ def test_realistic_mistakes_confirmed(seed):
         assert found, got
         for f in found:
             assert confirm(f, got, want, {"q": q}), f
+
+
+def test_a_wrong_scale_of_the_scores_is_a_softmax_at_another_temperature():
+    rng = np.random.default_rng(3)
+    q, k = rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 4))
+    scores = q @ k.swapaxes(-1, -2)
+    future = np.triu(np.ones((5, 5), dtype=bool), 1)
+    want = softmax(np.where(future, -np.inf, scores / 2.0))          # divided by sqrt(d_head) = 2
+    got = softmax(np.where(future, -np.inf, scores / 4.0))           # divided by d_head = 4
+    found = observe(got, want, what="the weights", constants={"sqrt(d_head)": 2.0})
+    assert found[0] == ("the weights are the reference at another temperature: what comes out of the softmax is "
+                        "as if every score before it were multiplied by 0.5 (1/sqrt(d_head))")
+    assert not any("temperature" in s for s in observe(softmax(rng.normal(size=(2, 5, 5))), want))

@@ -36,6 +36,18 @@ def _indivisible(case: dict) -> dict | None:
     return dict(case, extra=1) if case["n_heads"] > 1 else dict(case, n_heads=2, d_head=1, extra=1)
 
 
+def constants(case: dict) -> dict:
+    """Numbers a wrong factor may be, named as the mistake that gives it: scores not divided at
+    all are sqrt(d_head) times too large; divided by sqrt(d_model), sqrt(d_head / d_model) times."""
+    H, d_head = case["n_heads"], case["d_head"]
+    d_model = H * d_head + case.get("extra", 0)
+    return {"sqrt(d_head)": np.sqrt(d_head), "sqrt(d_head / d_model)": np.sqrt(d_head / d_model),
+            "n_heads": H, "d_head": d_head, "T": case["T"]}
+
+
+AXES = [{0: "batch", 1: "positions", 2: "features"},
+        {0: "batch", 1: "heads", 2: "query positions", 3: "key positions"}]
+
 DOMAIN = Domain(Explore(
     "causal_mha", draw,
     dims={"B": Dim(base=(2, 3)), "T": Dim(base=(3, 4, 5, 6)), "n_heads": Dim(base=(2, 3, 4)),
@@ -43,4 +55,5 @@ DOMAIN = Domain(Explore(
     families=("huge", "row_scales", "zeros"),
     extreme=("huge", "row_scales"),
     invalid=(Invalid("n_heads does not divide d_model", _indivisible),),
+    outputs=("y", "the weights"), axes=AXES, constants=constants,
 ))

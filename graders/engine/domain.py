@@ -66,6 +66,12 @@ class Explore:
     determined: Callable[[dict], bool] | None = None  # for a sampler: the cases whose answer is fixed
     sequence: bool = True                           # explore sequences of calls
     fixed: dict[str, Any] = field(default_factory=dict)  # case entries every case has
+    # for the observed relations (graders.engine.observed): the names of a tuple result's parts,
+    # the names of each part's axes (a dict, or a list of dicts, one a part), and the case's
+    # constants a wrong factor may be, by name ({"sqrt(d_head)": 1.41, ...})
+    outputs: tuple[str, ...] = ()
+    axes: Any = None
+    constants: Callable[[dict], dict] | None = None
 
     def allows(self, case: dict) -> bool:
         """Whether `case` is a valid call: its axis within the array, every size at least its

@@ -27,6 +27,7 @@ class Judged:
     results: list[CheckResult]
     failing: list[Call] = field(default_factory=list)   # calls made in failing checks
     named: list[str] = field(default_factory=list)              # bugs a check recognised itself
+    failures: list[tuple[str, CheckFailed]] = field(default_factory=list)  # (check id, failure), in order
 
 
 def grader(kata: str):
@@ -127,6 +128,7 @@ def _one(test, candidate: Candidate, ref, limit: float, judged: Judged) -> Check
         return CheckResult(name, Status.NOT_IMPLEMENTED, exc.message, id=ident, function=exc.function)
     except CheckFailed as exc:
         judged.failing.extend(exc.calls)
+        judged.failures.append((ident, exc))
         if exc.bug:
             judged.named.append(exc.bug)
         last = exc.calls[-1].function if exc.calls else None

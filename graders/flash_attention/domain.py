@@ -58,4 +58,7 @@ DOMAIN = Domain(Explore(
     big=({"t_q": 1, "t_k": 40_000, "d": 2, "lead": 0, "block_size": 128},
          {"t_q": 3, "t_k": 33_000, "d": 1, "lead": 0, "block_size": 1000, "causal": False}),
     fixed={"block_size": 2},
+    axes={-2: "query positions", -1: "features"},
+    constants=lambda c: {"sqrt(d)": np.sqrt(c["d"]), "d": c["d"], "T_k": c["t_k"], "T_q": c["t_q"],
+                         "block_size": c.get("block_size", 128)},
 ))
