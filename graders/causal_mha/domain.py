@@ -55,5 +55,6 @@ DOMAIN = Domain(Explore(
     families=("huge", "row_scales", "zeros"),
     extreme=("huge", "row_scales"),
     invalid=(Invalid("n_heads does not divide d_model", _indivisible),),
+    big=({"B": 16_385, "T": 2, "n_heads": 1, "d_head": 2},),   # sequences past 16,384 in one batch
     outputs=("y", "the weights"), axes=AXES, constants=constants,
 ))
