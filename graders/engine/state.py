@@ -191,16 +191,14 @@ def expect_new_arrays(impl, ex: Explore, new: Inputs, case: dict, ref) -> None:
     impl.forget()
     shared = next((c for c in impl.grading.shared if c.function == ex.function), None)
     if shared is not None:
-        raise _shared(impl, shared)
+        raise _shared(impl, shared, [p.name for p in params])
 
 
-def _shared(impl, call) -> CheckFailed:
+def _shared(impl, call, names: list[str]) -> CheckFailed:
     path, (kind, key, inner) = call.shares[0]
     part = "what it returned" if not path else f"part {path} of what it returned"
     if kind == "argument":
-        value = call.args[key] if isinstance(key, int) and key < len(call.args) else call.kwargs.get(key)
-        name = (impl.grading.inputs.name_of(value) if impl.grading.inputs else None) or (
-            f"argument {key + 1}" if isinstance(key, int) else str(key))
+        name = names[key] if isinstance(key, int) and key < len(names) else str(key)
         where = f"its input {name}" + (f" (part {inner})" if inner else "")
         lesson = "a view of an input is not a new array: the caller's array would change with it"
     else:
