@@ -14,7 +14,8 @@ column 0, with top_k 1: the tie goes to expert 0).
 
 load_balancing_loss: router_logits (N, n_experts), top_k 1, 2 and n_experts; families
 `ties` (whole-number logits), `offsets` (+3000, -3000, ... per token), `cold` (the last two
-experts far below the rest: no token picks them).
+experts far below the rest: no token picks them), `uniform` (each row constant: every
+probability 1 / n_experts, and the loss top_k).
 float32 meets no offsets in moe_layer: a float32 logit near 3000 is only known to 2e-4, and so
 is every routing weight, which a sum of experts' outputs can amplify.
 """
@@ -107,6 +108,10 @@ def draw_loss(new, case: dict) -> dict:
         z = with_ties(new, "router_logits", z, case)
     elif family == "offsets":
         z = with_row_offsets(new, "router_logits", z, case, axis=-1, size=3e3)
+    elif family == "uniform":
+        value, suffix = cast(np.repeat(z[:, :1].astype(np.float64), E, axis=1), case)
+        z = new.let("router_logits", value, f"np.repeat({new.name_of(z)}[:, :1].astype(np.float64), {E}, axis=1)"
+                                            f"{suffix}")
     elif family == "cold" and E > 2:
         value, suffix = cast(z.astype(np.float64) - np.where(np.arange(E) >= E - 2, 20.0, 0.0), case)
         z = new.let("router_logits", value, f"{new.name_of(z)}.astype(np.float64) - np.where(np.arange({E}) >= "
@@ -155,7 +160,7 @@ DOMAIN = Domain(
             big=({"n": 16_385, "lead": 1, "d_model": 1, "d_ff": 1, "n_experts": 3},)),
     Explore("load_balancing_loss", draw_loss,
             dims={"N": Dim(small=(1, 12), base=(5, 6, 7)), "n_experts": Dim(minimum=2, small=(2, 12), base=(3, 4))},
-            families=("ties", "offsets", "cold"),
+            families=("ties", "offsets", "cold", "uniform"),
             extreme=("offsets",),
             scalars=SCALARS,
             valid=_valid_loss,
