@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from graders.engine.domain import Explore
-from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
+from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs, laid_out, laid_out_expr
 from graders.engine.vocabulary import expect_close, expect_raises
 from graders.engine.wire import digest
@@ -259,7 +259,7 @@ def expect_layout(impl, ex: Explore, new: Inputs, case: dict, ref, layout: str) 
     values = ex.draw(new, case)
     variant = relaid(new, values, layout)
     if variant is None:
-        return
+        raise NotApplicable(f"{ex.function} takes no argument that can be laid out {LAYOUT_WORDS[layout]}")
     if layout in ("broadcast", "aliased"):
         values = _apart(new, variant, values)
     fn = getattr(impl, ex.function)

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from graders.engine import files
-from graders.engine.failures import CheckFailed, NotImplementedYet
+from graders.engine.failures import CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.limits import load_seconds
 from graders.engine.recorder import Call, Candidate, Raised
 from graders.engine.report import CheckResult, Status
@@ -126,6 +126,8 @@ def _one(test, candidate: Candidate, ref, limit: float, judged: Judged) -> Check
         test(candidate, ref)
     except NotImplementedYet as exc:
         return CheckResult(name, Status.NOT_IMPLEMENTED, exc.message, id=ident, function=exc.function)
+    except NotApplicable as exc:
+        return CheckResult(name, Status.SKIPPED, f"nothing to check: {exc}", id=ident)
     except CheckFailed as exc:
         judged.failing.extend(exc.calls)
         judged.failures.append((ident, exc))

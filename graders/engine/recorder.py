@@ -328,12 +328,17 @@ def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:
 
 
 def _render_args(args, kwargs, inputs) -> str:
-    def one(v):
+    def one(v, depth=0):
         name = inputs.name_of(v) if inputs else None
         if name:
             return name
         if isinstance(v, np.ndarray) and v.size > 64:
             return f"<array of shape {v.shape}>"
+        if depth < 3 and type(v) in (tuple, list):  # a container the case did not name (a copy): by its parts
+            inner = ", ".join(one(x, depth + 1) for x in v)
+            return f"({inner}{',' if len(v) == 1 else ''})" if type(v) is tuple else f"[{inner}]"
+        if depth < 3 and type(v) is dict:
+            return "{" + ", ".join(f"{k!r}: {one(x, depth + 1)}" for k, x in v.items()) + "}"
         return literal(v)
 
     parts = [one(a) for a in args] + [f"{k}={one(v)}" for k, v in kwargs.items()]

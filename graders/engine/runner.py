@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from typing import Callable
 
-from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
+from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs
 from graders.engine.recorder import _intact, repro_for
 from graders.engine.sandbox import AttemptGone
@@ -94,8 +94,13 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
 
         def test(impl, ref):
             impl.grading.check = name
+            passed_over = []
             for case in cases:
-                failure = attempt_case(impl, ref, case)
+                try:
+                    failure = attempt_case(impl, ref, case)
+                except NotApplicable as why:
+                    passed_over.append(why)
+                    continue
                 if failure is None:
                     continue
                 if shrink and not isinstance(failure, NotImplementedYet) and failure.case is not None:
@@ -105,6 +110,8 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
                     failure.message = f"{failure.message} [{said}]"
                     failure.args = (failure.message,)
                 raise failure
+            if passed_over and len(passed_over) == len(cases):
+                raise passed_over[0]
 
         # pytest reads the wrapper's own signature (impl, ref), so copy names by hand
         test.__name__, test.__qualname__ = body.__name__, body.__qualname__
