@@ -1,7 +1,8 @@
 """The input domain of causal_mask(t_q, t_k=None) and apply_causal_mask(scores).
 
 causal_mask takes sizes only: t_q <= t_k, t_q == t_k, t_k left out (`omit`, square cases
-only), and one query over 40,000 keys (an index type of 16 bits wraps past 32,767).
+only: the explicit cases below, since a plain case has t_q < t_k), 1025 queries (past a table
+of 1024), and one query over 40,000 keys (an index type of 16 bits wraps past 32,767).
 apply_causal_mask takes scores (..., t_q, t_k) with up to two leading axes (sizes m, 2).
 Value families, each where the contract fixes the answer: `blocked_nan`, `blocked_inf` and
 `blocked_huge` (NaN, +inf or the dtype's largest number at every blocked entry: the result
@@ -77,7 +78,7 @@ DOMAIN = Domain(
     Explore("causal_mask", draw_mask, dims=SIZES, valid=_valid, float32=False,
             invalid=(Invalid(MORE_QUERIES, _more_queries),
                      Invalid("t_k = 0 keys: a query would have no key to attend to", _no_keys)),
-            big=({"t_q": 1, "t_k": 40_000},
+            big=({"t_q": 1, "t_k": 40_000}, {"t_q": 1025, "t_k": 1025, "omit": True},
                  {"t_q": 1, "t_k": 1, "omit": True}, {"t_q": 6, "t_k": 6, "omit": True},
                  {"t_q": 5, "t_k": 5}, {"t_q": 7, "t_k": 7})),
 )
