@@ -1,8 +1,8 @@
 """The input domain of causal_mask(t_q, t_k=None) and apply_causal_mask(scores).
 
-causal_mask takes sizes only: t_q <= t_k, t_q == t_k, t_k left out (`omit`, square cases
-only: the explicit cases below, since a plain case has t_q < t_k), 1025 queries (past a table
-of 1024), and one query over 40,000 keys (an index type of 16 bits wraps past 32,767).
+causal_mask takes sizes only: t_q <= t_k, t_q == t_k, t_k left out (`omit`, on square cases
+only), 1025 queries (past a table of 1024), and one query over 40,000 keys (an index type of
+16 bits wraps past 32,767).
 apply_causal_mask takes scores (..., t_q, t_k) with up to two leading axes (sizes m, 2).
 Value families, each where the contract fixes the answer: `blocked_nan`, `blocked_inf` and
 `blocked_huge` (NaN, +inf or the dtype's largest number at every blocked entry: the result
@@ -75,7 +75,9 @@ DOMAIN = Domain(
             valid=_valid, invalid=(Invalid(MORE_QUERIES, _more_queries),),
             big=({"t_q": 1, "t_k": 40_000, "lead": 0}, {"t_q": 2, "t_k": 33_000, "lead": 0, "values": "blocked_nan"},
                  {"t_q": 2, "t_k": 2, "lead": 1, "m": 16_385}, {"t_q": 4, "t_k": 4, "lead": 2})),
-    Explore("causal_mask", draw_mask, dims=SIZES, valid=_valid, float32=False,
+    # `omit` (t_k left out) is valid on square cases only: a plain case has t_q < t_k, so it is
+    # explored on the square cases of `big` and on the random mixes that draw t_q == t_k
+    Explore("causal_mask", draw_mask, dims=SIZES, valid=_valid, float32=False, scalars={"omit": (True,)},
             invalid=(Invalid(MORE_QUERIES, _more_queries),
                      Invalid("t_k = 0 keys: a query would have no key to attend to", _no_keys)),
             big=({"t_q": 1, "t_k": 40_000}, {"t_q": 1025, "t_k": 1025, "omit": True},

@@ -7,7 +7,7 @@ is its own size: in the plain cases d_model // n_heads is not d_head, so a head 
 scale taken from d_model shows. `q_extra` adds columns to W_q alone and `heads` gives
 n_heads directly, for the two ValueErrors. Value families: `huge` (scores of 1e3 and
 more), `row_scales` (positions of x of very different lengths), `zeros` (a position of x
-that is all zeros).
+that is all zeros). Past a cheap boundary: 16,385 sequences in one batch.
 kv_cache_bytes: integer sizes, bytes_per_value 1 to 8, and figures past 2**31 and 2**53
 (where a float, or a 32-bit integer, is no longer exact).
 """
@@ -65,6 +65,19 @@ def _kv_not_dividing(case: dict) -> dict:
     return dict(case, n_kv_heads=n_kv, heads=n_kv * case["group"] + 1)
 
 
+def constants(values: dict) -> dict:
+    """Numbers a wrong factor may be, named as the mistake that gives it: scores not divided at
+    all are sqrt(d_head) times too large; divided by sqrt(d_model), sqrt(d_head / d_model) times."""
+    n_heads, d_model = values["n_heads"], values["x"].shape[2]
+    d_head = values["W_q"].shape[1] // n_heads
+    return {"sqrt(d_head)": np.sqrt(d_head), "sqrt(d_head / d_model)": np.sqrt(d_head / d_model),
+            "n_heads": n_heads, "d_head": d_head, "T": values["x"].shape[1]}
+
+
+AXES = [{0: "batch", 1: "positions", 2: "features"},
+        {0: "batch", 1: "heads", 2: "query positions", 3: "key positions"}]
+
+
 def draw_bytes(new, case: dict) -> dict:
     values = {k: case[k] for k in ("n_layers", "n_kv_heads", "d_head", "n_tokens")}
     if "bytes_per_value" in case:
@@ -81,7 +94,9 @@ DOMAIN = Domain(
             extreme=("huge", "row_scales"),
             valid=_valid,
             invalid=(Invalid("n_heads does not divide W_q.shape[1]", _width_not_divided),
-                     Invalid("n_kv_heads does not divide n_heads", _kv_not_dividing))),
+                     Invalid("n_kv_heads does not divide n_heads", _kv_not_dividing)),
+            big=({"B": 16_385, "T": 2, "n_kv_heads": 1, "group": 2, "d_head": 1, "d_model": 1},),  # 16,385 sequences
+            outputs=("y", "the weights"), axes=AXES, constants=constants),
     Explore("kv_cache_bytes", draw_bytes,
             dims={"n_layers": Dim(small=(1,), base=(2, 3, 4)), "n_kv_heads": Dim(small=(1,), base=(5, 6)),
                   "d_head": Dim(small=(1,), base=(7, 8)), "n_tokens": Dim(small=(1, 2), base=(9, 10, 11))},

@@ -34,6 +34,14 @@ def draw(new, case: dict) -> dict:
     return values
 
 
+def constants(values: dict) -> dict:
+    """Numbers a wrong factor may be, named as the mistake that gives it: scores not divided at
+    all are sqrt(d_k) times too large; divided by sqrt(d_model), sqrt(d_k / d_model) times."""
+    d_model, d_k = values["x"].shape[1], values["W_q"].shape[1]
+    return {"sqrt(d_k)": np.sqrt(d_k), "sqrt(d_k / d_model)": np.sqrt(d_k / d_model), "d_k": d_k,
+            "T": values["x"].shape[0]}
+
+
 DOMAIN = Domain(Explore(
     "single_head_attention", draw,
     dims={"T": Dim(base=(4, 5, 6)), "d_model": Dim(base=(3, 5, 7)), "d_k": Dim(base=(2, 3, 4))},
@@ -41,4 +49,6 @@ DOMAIN = Domain(Explore(
     extreme=("huge", "row_scales"),
     scalars={"causal": (False, True)},
     big=({"T": 2, "d_model": 1, "d_k": 33_000}, {"T": 3, "d_model": 33_000, "d_k": 1, "causal": False}),
+    outputs=("out", "the weights"), axes=[{0: "positions", 1: "features"}, {0: "query positions", 1: "key positions"}],
+    constants=constants,
 ))
