@@ -122,7 +122,8 @@ def base_case(ex: Explore, seed: int) -> dict:
             choices = [v for v in dim.base if v not in used and v >= dim.minimum] or list(dim.base)
             case[name] = rng.choice(choices)
             used.add(case[name])
-        case.update(ex.fixed, lead=min(2, ex.lead), values="normal", dtype="float64", seed=seed, fn=ex.function)
+        case.update(lead=min(2, ex.lead), values="normal", dtype="float64", seed=seed, fn=ex.function)
+        case.update(ex.fixed)  # the domain's own plain values win
         if ex.allows(case):
             return case
     raise ValueError(f"the domain of {ex.function} declares no valid small case")
