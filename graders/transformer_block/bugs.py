@@ -158,7 +158,7 @@ BUGS = [
         stateful=True),
     # the result is written into a module-level buffer kept per shape, so the next call of the
     # same shape overwrites what the last one returned
-    Bug("output_buffer_reused", "results_kept",
+    Bug("output_buffer_reused", "repeated_calls",
         "the output is written into a buffer kept between calls (one per shape) and returned as it is: the "
         "next call of the same shape overwrites the result the caller still holds; return a new array",
         _variant(("import numpy as np\n", "import numpy as np\n\n_OUT = {}\n"),
@@ -248,7 +248,8 @@ BUGS = [
         _variant(("    group = n_heads // n_kv_heads\n",
                   "    group = n_heads // n_kv_heads\n"
                   "    params[\"W_q\"] = params[\"W_q\"] / np.sqrt(d_head)\n    W_q = params[\"W_q\"]\n"),
-                 (SCALE, "scores = q @ k.transpose(0, 1, 3, 2)"))),
+                 (SCALE, "scores = q @ k.transpose(0, 1, 3, 2)")),
+        stateful=True),   # a later call on the same dict reads the scaled W_q: replayed in order
 ]
 
 # Close to a catalogued bug, but another mistake: none of these may be named as one of BUGS.
