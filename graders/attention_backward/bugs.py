@@ -136,7 +136,7 @@ BUGS = [
                               "    s = q_scaled @ np.swapaxes(k, -1, -2)\n"),
                (DK, "dk = np.swapaxes(ds, -1, -2) @ q_scaled"))),
     # --- state kept between calls
-    Bug("results_buffer_reused", "results_kept",
+    Bug("results_buffer_reused", "repeated_calls",
         "the gradients are copied into module-level buffers reused by every call of the same shapes, so the "
         "next call overwrites arrays the caller still holds; return new arrays",
         edited(BASE, ("def attention_backward(", "_OUT = {}\n\n\ndef attention_backward("),

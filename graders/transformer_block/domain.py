@@ -10,7 +10,8 @@ Value families: `huge` (scores near 1e3 and more, of both signs), `zeros` (a row
 all zeros: a padding position), `row_scales` (rows of x from 1e-3 to 40 times the others),
 `shared` (one array for the parameters of one shape: W_gate is W_up, ffn_norm is attn_norm,
 W_v is W_k, as tied weights are; legitimate input the explorer's aliasing does not reach
-inside a dict). Invalid: n_heads that does not divide W_q.shape[1], n_kv_heads that does not
+inside a dict); float32 meets all but `huge` (see _valid; the grader's own check of scores in
+the thousands has a float32 case). Invalid: n_heads that does not divide W_q.shape[1], n_kv_heads that does not
 divide n_heads (more KV heads than query heads, or a proper non-divisor), an odd d_head.
 """
 import numpy as np
@@ -90,8 +91,10 @@ def draw(new, case: dict) -> dict:
 
 
 def _valid(case: dict) -> bool:
-    # with eps = 0 an all-zero row is 0 / 0, which the contract leaves undefined
-    return not (case.get("eps", 1e-6) == 0 and case["values"] == "zeros")
+    # with eps = 0 an all-zero row is 0 / 0, which the contract leaves undefined; float32 scores
+    # near 1e3 are only good to about 1e-4, which an output entry near 0 shows beyond atol 1e-5
+    return (not (case.get("eps", 1e-6) == 0 and case["values"] == "zeros")
+            and not (case["dtype"] == "float32" and case["values"] == "huge"))
 
 
 def _indivisible_width(case: dict) -> dict:
@@ -124,7 +127,6 @@ DOMAIN = Domain(Explore(
           "d_half": Dim(small=(1, 3), base=(2, 3)), "d_model": Dim(small=(1, 2, 9), base=(5, 6, 7)),
           "d_ff": Dim(small=(1, 3, 12), base=(4, 6, 9))},
     families=("huge", "zeros", "row_scales", "shared"),
-    extreme=("huge",),
     scalars={"positions": (None, "negative", "large"), "eps": (0.0, 100.0), "base": (10.0, 1e6)},
     valid=_valid,
     invalid=INVALID,
