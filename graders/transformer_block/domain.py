@@ -5,7 +5,7 @@ Sizes B, T, n_kv_heads, group (query heads per KV head: n_heads = n_kv_heads * g
 multi-head attention and n_kv_heads = 1 multi-query), d_half (d_head = 2 * d_half), d_model
 and d_ff, all free of each other: d_head is not d_model // n_heads in the plain cases. A plain
 case gives unsorted positions with a repeat; `positions` also ranges over None (left out),
-negative ones and ones near a million; eps over 0 (legal) and 100, base over 10 and 1e6.
+negative ones and ones up to a million; eps over 0 (legal) and 100, base over 10 and 1e6.
 Value families: `huge` (scores near 1e3 and more, of both signs), `zeros` (a row of x that is
 all zeros: a padding position), `row_scales` (rows of x from 1e-3 to 40 times the others),
 `shared` (one array for the parameters of one shape: W_gate is W_up, ffn_norm is attn_norm,
@@ -58,15 +58,18 @@ def _params(new, case: dict) -> dict:
     return p
 
 
+# (step, span, lowest): position i is (i % (T - 1)) * step % span + lowest, so the last row repeats the
+# first; the large ones spread over a million, across every int16 and uint16 wrap
+POSITIONS = {"shuffled": (37, 61, 0), "negative": (37, 81, -60), "large": (271_829, 1_000_003, 0)}
+
+
 def _positions(new, case: dict, T: int):
-    """The positions argument: unsorted with a repeat, negative ones, or ones near a million."""
-    kind = case.get("positions")
-    rng = np.random.default_rng(case.get("seed", 0) + 17)
-    low, high = {"shuffled": (0, 60), "negative": (-60, 20), "large": (999_000, 1_000_000)}[kind]
-    p = rng.integers(low, high + 1, size=T)
-    if T >= 3:
-        p[-1] = p[0]        # two rows at one position: nothing makes positions distinct
-    return new.array("positions", p.astype(np.int64))
+    """The positions argument, unsorted: in 0..60, in -60..20, or up to a million. For T >= 3 the
+    last row has the first row's position: nothing makes positions distinct."""
+    step, span, low = POSITIONS[case["positions"]]
+    mod = max(T - 1, 2)
+    expr = f"np.arange({T}) % {mod} * {step} % {span} + {low}"
+    return new.let("positions", np.arange(T) % mod * step % span + low, expr)
 
 
 def draw(new, case: dict) -> dict:
@@ -122,10 +125,11 @@ def constants(case: dict) -> dict:
 
 DOMAIN = Domain(Explore(
     "transformer_block", draw,
-    dims={"B": Dim(small=(1, 3), base=(2, 3)), "T": Dim(small=(1, 2, 5, 12), base=(3, 4, 5)),
+    # each size at 1 and past its base values; group 1 is multi-head, n_kv_heads 1 multi-query
+    dims={"B": Dim(small=(1,), base=(2, 3)), "T": Dim(small=(1, 2, 5, 12), base=(3, 4, 5)),
           "n_kv_heads": Dim(small=(1, 3), base=(2, 3)), "group": Dim(small=(1, 2, 4), base=(2, 3)),
-          "d_half": Dim(small=(1, 3), base=(2, 3)), "d_model": Dim(small=(1, 2, 9), base=(5, 6, 7)),
-          "d_ff": Dim(small=(1, 3, 12), base=(4, 6, 9))},
+          "d_half": Dim(small=(1, 3), base=(2, 3)), "d_model": Dim(small=(1, 9), base=(5, 6, 7)),
+          "d_ff": Dim(small=(1, 12), base=(4, 6, 9))},
     families=("huge", "zeros", "row_scales", "shared"),
     scalars={"positions": (None, "negative", "large"), "eps": (0.0, 100.0), "base": (10.0, 1e6)},
     valid=_valid,
