@@ -1,13 +1,14 @@
 """The input domain of sliding_window_attention(q, k, v, window).
 
-Sizes T and d, up to two leading axes. `window` is given as a number or relative to T
+Sizes T and d, up to two leading axes (m, 3). `window` is given as a number or relative to T
 ("T-1", "T", "T+1"), so that it keeps its place at the edge of the band while T shrinks; a
 plain case has window 3, less than T. Value families: `huge` (scores near 1e3 and more),
 `row_scales` (queries of very different lengths, so the rows of scores lie far apart),
 `zeros` (rows of q and k that are all zeros: scores of exactly 0). The ValueError: window < 1,
-at T = 1 too. No case here runs past 32,767 positions: T_q = T_k, so an attempt that builds
-a (T, T) array would need gigabytes there before the memory check (T = 8192) could name
-its mistake; the grader's own slow check `past_int16` makes that call after the memory check.
+at T = 1 too. The large case is 16,385 short sequences. No case here runs past 32,767
+positions: T_q = T_k, so an attempt that builds a (T, T) array would need gigabytes there
+before the memory check (T = 8192) could name its mistake; the grader's own slow check
+`past_int16` makes that call after the memory check.
 """
 import numpy as np
 
@@ -33,7 +34,7 @@ def _zero_rows(new, name: str, a: np.ndarray, start: int) -> np.ndarray:
 
 
 def draw(new, case: dict) -> dict:
-    lead = tuple(range(2, 2 + case["lead"]))
+    lead = (case["m"], 3)[:case["lead"]]
     T, d, family = case["T"], case["d"], case["values"]
     scale = 30.0 if family == "huge" else 1.0      # entries of 30: scores q.k / sqrt(d) near 1e3
     q = floats(new, "q", (*lead, T, d), case, scale=scale)
@@ -54,7 +55,7 @@ def _valid(case: dict) -> bool:
 
 DOMAIN = Domain(Explore(
     "sliding_window_attention", draw,
-    dims={"T": Dim(base=(5, 6, 7)), "d": Dim(base=(2, 3))},
+    dims={"T": Dim(base=(5, 6, 7)), "d": Dim(base=(2, 3)), "m": Dim(small=(1, 3), base=(2, 4))},
     lead=2,
     families=("huge", "row_scales", "zeros"),
     extreme=("huge", "row_scales"),
@@ -62,6 +63,9 @@ DOMAIN = Domain(Explore(
     valid=_valid,
     invalid=(Invalid("window must be at least 1", lambda c: dict(c, window=0)),
              Invalid("window must be at least 1", lambda c: dict(c, window=-3))),
+    # 16,385 sequences of two positions: cheap, and past where a loop over sequences in chunks of
+    # 16,384 would drop some
+    big=({"m": 16_385, "T": 2, "d": 1, "lead": 1, "window": 2},),
     fixed={"window": 3},
     axes={-2: "positions", -1: "features"},
     constants=lambda c: {"sqrt(d)": np.sqrt(c["d"]), "d": c["d"], "T": c["T"], "window": window_of(c)},

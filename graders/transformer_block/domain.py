@@ -11,8 +11,10 @@ all zeros: a padding position), `row_scales` (rows of x from 1e-3 to 40 times th
 `shared` (one array for the parameters of one shape: W_gate is W_up, ffn_norm is attn_norm,
 W_v is W_k, as tied weights are; legitimate input the explorer's aliasing does not reach
 inside a dict); float32 meets all but `huge` (see _valid; the grader's own check of scores in
-the thousands has a float32 case). Invalid: n_heads that does not divide W_q.shape[1], n_kv_heads that does not
-divide n_heads (more KV heads than query heads, or a proper non-divisor), an odd d_head.
+the thousands has a float32 case). Invalid: n_heads that does not divide W_q.shape[1],
+n_kv_heads that does not divide n_heads (more KV heads than query heads, or a proper
+non-divisor), an odd d_head. The large cases: 16,385 sequences of one position, and
+d_ff = 32,769.
 """
 import numpy as np
 
@@ -134,6 +136,9 @@ DOMAIN = Domain(Explore(
     scalars={"positions": (None, "negative", "large"), "eps": (0.0, 100.0), "base": (10.0, 1e6)},
     valid=_valid,
     invalid=INVALID,
+    # a batch past 16,384 rows of one position, and a feed-forward layer past 32,767: each cheap
+    big=({"B": 16_385, "T": 1, "n_kv_heads": 1, "group": 1, "d_half": 1, "d_model": 2, "d_ff": 1},
+         {"B": 1, "T": 2, "n_kv_heads": 1, "group": 1, "d_half": 1, "d_model": 1, "d_ff": 32_769}),
     fixed={"positions": "shuffled"},
     axes={0: "batch", 1: "positions", 2: "features"},
     constants=constants,
