@@ -171,8 +171,8 @@ def _coverage(ex, node: ast.FunctionDef, code: str) -> list[str]:
     defaults = dict(zip(params[len(params) - len(node.args.defaults):], node.args.defaults))
     if not ex.dims:
         out.append("the domain names no sizes to explore")
-    if "..." in doc and not ex.lead:
-        out.append("takes leading axes ('...') but the domain explores none (lead=0)")
+    if "(..." in doc and not ex.lead:
+        out.append("takes leading axes ('(...') but the domain explores none (lead=0)")
     if "axis" in params and ex.axis is None:
         out.append("takes an axis but the domain does not range over it (axis=...)")
     if not ex.families and not ex.scalars:
