@@ -523,7 +523,7 @@ def reset(name):
 
 @cli.group(context_settings=CONTEXT)
 def dev():
-    """Tools for the repository's katas: check them whole, start a new one."""
+    """Check the repository's katas whole, or start a new one."""
 
 
 @dev.command("check")

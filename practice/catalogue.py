@@ -64,12 +64,12 @@ class CatalogueError(ValueError):
 SCHEMA = {
     "name": ("a kata name (lower case, digits and _)", True),
     "title": ("a non-empty string", True),
-    "group": (f"one of {', '.join(GROUPS)}", True),
+    "group": (f"one of {', '.join(GROUPS)}", False),
     "difficulty": (f"one of {', '.join(DIFFICULTIES)}", True),
     "minutes": ("a whole number of minutes above 0", True),
-    "hints": ("a list of at least 2 non-empty strings", True),
-    "traps": ("a list of lower-case phrases", False),
-    "follow_ups": ("a list of at least 2 non-empty strings", True),
+    "hints": ("a list of non-empty strings", True),
+    "traps": ("a list of phrases", False),
+    "follow_ups": ("a list of non-empty strings", True),
 }
 
 
@@ -83,9 +83,9 @@ def _valid(key: str, value) -> bool:
         "group": lambda v: v in GROUPS,
         "difficulty": lambda v: v in DIFFICULTIES,
         "minutes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
-        "hints": lambda v: strings(v, 2),
-        "traps": lambda v: strings(v, 0) and all(x == x.lower() for x in v),
-        "follow_ups": lambda v: strings(v, 2),
+        "hints": lambda v: strings(v, 1),
+        "traps": lambda v: strings(v, 0),
+        "follow_ups": lambda v: strings(v, 1),
     }[key](value)
 
 

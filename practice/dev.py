@@ -51,6 +51,12 @@ def check(root: Path) -> list[Fault]:
         faults.append(Fault("catalogue", "the katas are not in the order of the path, group by group"))
     for entry in entries:
         faults += [Fault(entry["name"], what) for what in _kata(root, entry)]
+        faults += [Fault(entry["name"], f"has {len(entry.get(key) or [])} {key}; a kata needs at least 2")
+                   for key in ("hints", "follow_ups") if len(entry.get(key) or []) < 2]
+        faults += [Fault(entry["name"], f"its trap {t!r} is not lower case (a stub is searched for it in lower case)")
+                   for t in entry.get("traps") or [] if isinstance(t, str) and t != t.lower()]
+        if entry.get("group") not in catalogue.GROUPS:
+            faults.append(Fault(entry["name"], f"has no group of the path ({', '.join(catalogue.GROUPS)})"))
         if TEMPLATE_MARK in repr(entry):
             faults.append(Fault(entry["name"], f"its catalogue entry is still the template ({TEMPLATE_MARK})"))
     faults += _readme(root, entries)

@@ -122,5 +122,6 @@ def _applies(kata: str) -> dict[str, bool]:
 
     tree = ast.parse(catalogue.get(kata).solution.read_text(encoding="utf-8"))
     fns = [n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
-    lead = any("(..." in (ast.get_docstring(f) or "") or any(a.arg == "axis" for a in f.args.args) for f in fns)
-    return {"leading axes and every axis": lead}
+    docs = [ast.get_docstring(f) or "" for f in fns]
+    lead = any("(..." in d for d in docs) or any(a.arg == "axis" for f in fns for a in f.args.args)
+    return {"leading axes and every axis": lead, "float64 and float32": any("float32" in d for d in docs)}

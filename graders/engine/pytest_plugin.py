@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from graders.engine import files, judge, sandbox
-from graders.engine.failures import CheckFailed
+from graders.engine.failures import CheckFailed, NotApplicable
 from graders.engine.harness import static_checks
 from graders.engine.limits import check_seconds, load_seconds
 from graders.engine.recorder import Candidate, Grading
@@ -93,6 +93,8 @@ class CheckItem(pytest.Item):
         candidate.grading.deadline = time.monotonic() + (self.check.timeout or check_seconds())
         try:
             self.check(candidate, files.reference(parent.kata))
+        except NotApplicable as exc:
+            pytest.skip(f"nothing to check: {exc}")
         except BaseException as exc:
             if not isinstance(exc, pytest.skip.Exception):
                 parent.failed = True
