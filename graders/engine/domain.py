@@ -155,3 +155,14 @@ def with_ties(new: Inputs, name: str, base: np.ndarray, case: dict) -> np.ndarra
     """`base` rounded to whole numbers: many entries tie."""
     value, suffix = cast(np.round(base.astype(np.float64)), case)
     return new.let(name, value, f"np.round({new.name_of(base) or 'base'}){suffix}")
+
+
+def with_common_score(new: Inputs, name: str, base: np.ndarray, case: dict, size: float) -> np.ndarray:
+    """`base` (queries or keys, features last) made small, plus `size` in its first feature: every
+    score of such queries and keys is near size**2 / sqrt(d), with a spread of about 1. The
+    softmax ignores the common part; a float32 rounding of it does not go away."""
+    value = base.astype(np.float64) * 0.3
+    value[..., 0] += size
+    value, suffix = cast(value, case)
+    shown = new.name_of(base) or "base"
+    return new.let(name, value, f"{shown}.astype(np.float64) * 0.3 + np.eye(1, {base.shape[-1]})[0] * {size!r}{suffix}")

@@ -92,6 +92,7 @@ def _checks(domain: Domain) -> dict:
         @check(REPEATED, sequences, shrink=False, describe=describe)
         def repeated_calls(impl, new, ref, **case):
             state.expect_sequence(impl, fns[case["fn"]], new, case, ref, other_case(fns[case["fn"]], case))
+            state.expect_first_float32(impl, fns[case["fn"]], new, case, ref)
 
         out["repeated_calls"] = repeated_calls
 
@@ -155,6 +156,10 @@ def explored_cases(ex: Explore) -> list[dict]:
     for param, values in ex.scalars.items():
         for v in values:
             add(**{param: v})
+    for family in ex.families:  # each family with each scalar's values (ties at a temperature of 1e-6)
+        for param, values in ex.scalars.items():
+            for v in values:
+                add(values=family, **{param: v})
     for _ in range(8 if ex.float32 else 6):
         add(**_mixed(ex, rng))
     for big in ex.big:

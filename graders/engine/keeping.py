@@ -6,7 +6,9 @@ on those same objects (`args_from`), after new contents are written into them
 changed in place (`poke`), as a caller may change what it was given: a function that
 hands out its own buffer shows. And after every call, the arrays of its result are
 compared with the arrays of its arguments and of every result still kept: a result that
-shares memory with either is reported (`shares`), by where it sits in each.
+shares memory with either is reported (`shares`), by where it sits in each. And an entry of
+a list or dict argument that the call replaced, even by an equal value, is reported
+(`replaced`): the caller's containers are not the function's to change.
 
 Only the standard library and NumPy may be imported here: the attempt's process uses it.
 """
@@ -94,3 +96,29 @@ def poke(result, value: float) -> list:
         except (ValueError, TypeError):
             refused.append(list(path))
     return refused
+
+
+def entries(args: tuple, kwargs: dict) -> dict:
+    """For every list or dict argument, the identity of each of its entries, by argument."""
+    out = {}
+    for key, v in [*enumerate(args), *kwargs.items()]:
+        if isinstance(v, list):
+            out[key] = (len(v), [id(x) for x in v])
+        elif isinstance(v, dict):
+            out[key] = (len(v), {k: id(x) for k, x in v.items()})
+    return out
+
+
+def replaced(args: tuple, kwargs: dict, before: dict) -> list:
+    """[argument key, entry key] for each entry of a list or dict argument that is no longer the
+    object it was (replaced, removed or added)."""
+    out = []
+    for key, (n, ids) in before.items():
+        v = args[key] if isinstance(key, int) else kwargs.get(key)
+        if isinstance(ids, list):
+            now = [id(x) for x in v] if isinstance(v, list) else []
+            out += [[key, i] for i in range(max(n, len(now))) if i >= len(now) or i >= n or ids[i] != now[i]]
+        else:
+            now = {k: id(x) for k, x in v.items()} if isinstance(v, dict) else {}
+            out += [[key, k] for k in {*ids, *now} if ids.get(k) != now.get(k)]
+    return out[:16]

@@ -301,6 +301,11 @@ class Recorded:
             name = (inputs.name_of(sent) if inputs else None) or (
                 f"argument {key + 1}" if isinstance(key, int) else str(key))
             call.mutated += _changed_parts(name, sent, now)
+        for key, entry in reply.get("replaced") if isinstance(reply.get("replaced"), list) else []:
+            sent = args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key)
+            name = (inputs.name_of(sent) if inputs else None) or (
+                f"argument {key + 1}" if isinstance(key, int) else str(key))
+            call.mutated.append(f"{name}[{entry!r}] (replaced)")
         rngs = reply.get("rngs") if isinstance(reply.get("rngs"), dict) else {}
         for key, now in rngs.items():
             _move_generators(args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key), now)

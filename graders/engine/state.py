@@ -10,6 +10,8 @@ A sequence (expect_sequence) makes, in one process of the attempt:
 then fetches every result again (a buffer that later calls overwrite shows), and makes
   6. step 1's values again in new objects, after the caller wrote into what step 1 returned
      (a function that hands out an array it keeps shows).
+And in a new process, whose first call is float32 (expect_first_float32): the same values in
+float32, then in float64 (a buffer or a cache made in the first call's dtype shows).
 A result that differs from the reference counts against the sequence only when the same call
 made alone, in a new process, gives something else: a wrong formula is not a state problem.
 """
@@ -57,6 +59,49 @@ def expect_sequence(impl, ex: Explore, new: Inputs, case: dict, ref, other: dict
                                   kind="stale")
         finally:
             impl.forget()
+
+
+def expect_first_float32(impl, ex: Explore, new: Inputs, case: dict, ref) -> None:
+    """In a new process: a call in float32 first, then the same values in float64. Each must
+    agree with the reference; the float64 one is blamed on the float32 one only if it agrees
+    when made alone."""
+    if not ex.float32 or (ex.determined is not None and not ex.determined(case)):
+        return
+    params = make.parameters(ref, ex.function)
+    fresh = impl.fresh()
+    try:
+        steps = []
+        for n, family in enumerate(("normal",) + ex.families):  # each family's values, float32 then float64
+            twin = dict(case, dtype="float32", values=family)
+            if not ex.allows(twin):
+                continue
+            first = _step(fresh, ex, new, twin, ref, params, steps, f"{2 * n + 1}")
+            if first is None:
+                continue
+            args, kwargs = _as_float64(new, first[3]), _as_float64(new, first[4])
+            want = make.expected(ref, ex.function, args, kwargs)
+            out = getattr(fresh, ex.function)(*args, **kwargs)
+            steps.append((fresh.grading.calls[-1], out, want, "float64"))
+        _judge(fresh, ex, steps, params, [], n_of=lambda n: 7 if n % 2 == 0 else 8)
+    finally:
+        fresh.box.close()
+
+
+def _as_float64(new: Inputs, value):
+    """`value` with its float32 arrays in float64 (new arrays, the same numbers)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray) and value.dtype == np.float32:
+        shown = new.name_of(value)
+        cast = value.astype(np.float64)
+        return new.let(f"{shown}_64", cast, f"{shown}.astype(np.float64)") if shown else cast
+    if isinstance(value, tuple):
+        return tuple(_as_float64(new, v) for v in value)
+    if isinstance(value, list):
+        return [_as_float64(new, v) for v in value]
+    if isinstance(value, dict):
+        return {k: _as_float64(new, v) for k, v in value.items()}
+    return value
 
 
 def _fetched(impl, steps: list) -> list:
@@ -130,8 +175,9 @@ def _plain_array(v) -> bool:
     return isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.ndim > 0
 
 
-def _judge(impl, ex: Explore, steps: list, params, refused: list) -> None:
-    """Each step agrees with the reference, or gives what the same call gives alone."""
+def _judge(impl, ex: Explore, steps: list, params, refused: list, n_of=lambda n: n) -> None:
+    """Each step agrees with the reference, or gives what the same call gives alone (`n_of`:
+    which step of the sequence each is, for the words that say why)."""
     alone = None
     try:
         for n, (call, out, want, dtype) in enumerate(steps, 1):
@@ -144,7 +190,7 @@ def _judge(impl, ex: Explore, steps: list, params, refused: list) -> None:
                 alone = impl.fresh()
             if _same_alone(alone, call, out, dtype):
                 continue  # a wrong answer, but not one that the earlier calls caused
-            why = _why(n, refused)
+            why = _why(n_of(n), refused)
             raise CheckFailed(f"{differs.message}; the same call made first, in a new process, gives something "
                               f"else: {why}", kind="stale")
     finally:
@@ -169,6 +215,11 @@ def _why(n: int, refused: list) -> str:
         return "the answer depends on the argument objects, not on their values (a cache keyed by id() or shape?)"
     if n == 5:
         return "the answer depends on the calls before it (a cache that ignores the dtype?)"
+    if n == 7:
+        return ("the float64 call, made after a float32 call on the same values, gives something else: what the "
+                "float32 call made (a buffer, a cache in its dtype) serves the later one")
+    if n == 8:
+        return "the answer depends on the calls before it, in a process whose first call was float32"
     if n == 6:
         return (f"the caller wrote {POKED:g} into what call 1 returned, and this call gave it back (a result that "
                 f"the function keeps and returns again?)")

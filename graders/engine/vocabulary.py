@@ -263,14 +263,18 @@ def _first_difference(a: Any, b: Any, names: tuple[str, ...] = (), what: str = "
     return f" ({what})"
 
 
-def expect_memory_below(impl: Candidate, make_call: Callable[[], Any], t: int) -> Any:
-    """The contract's memory rule for blockwise attention: during `make_call()` (a call at
-    T = t), the peak that tracemalloc sees stays below t * t bytes, one boolean (T, T) array.
-    An allocation of four bytes a (query, key) pair or more fails at once in the attempt's
-    process rather than being computed. Names `full_boolean_mask` (under four bytes a pair:
-    a boolean or byte array, with the temporaries that build it) or `full_score_matrix` (four
-    or more: float32 or float64 scores) as the cause."""
-    budget, cap = t * t, 4 * t * t
+def expect_memory_below(impl: Candidate, make_call: Callable[[], Any], t: int, t_k: int | None = None) -> Any:
+    """The contract's memory rule for blockwise attention: during `make_call()` (a call with
+    `t` queries over `t_k` keys, default `t`), the peak that tracemalloc sees stays below
+    t * t_k bytes, one boolean (T_q, T_k) array. An allocation of four bytes a (query, key)
+    pair or more fails at once in the attempt's process rather than being computed. Names
+    `full_boolean_mask` (under four bytes a pair: a boolean or byte array, with the
+    temporaries that build it) or `full_score_matrix` (four or more: float32 or float64
+    scores) as the cause."""
+    t_k = t if t_k is None else t_k
+    budget, cap = t * t_k, 4 * t * t_k
+    sizes = f"T={t}" if t == t_k else f"T_q={t}, T_k={t_k}"
+    pairs = "T x T" if t == t_k else "T_q x T_k"
     try:
         with impl.unrecorded(), impl.options(memory=True, memory_cap=cap):
             out = make_call()
@@ -278,16 +282,17 @@ def expect_memory_below(impl: Candidate, make_call: Callable[[], Any], t: int) -
         if not exc.original.is_a(MemoryError):
             raise
         raise CheckFailed(f"{impl.last_call()} asked for more than {cap / 2**20:.0f} MiB beyond what it began with, "
-                          f"4 bytes or more for each of the T x T (query, key) pairs at T={t}; the budget is "
-                          f"{budget / 2**20:.0f} MiB, one byte a pair (one boolean T x T array)",
+                          f"4 bytes or more for each of the {pairs} (query, key) pairs at {sizes}; the budget is "
+                          f"{budget / 2**20:.0f} MiB, one byte a pair (one boolean {pairs} array)",
                           kind="memory", bug="full_score_matrix") from None
     peak = impl.grading.calls[-1].peak or 0
     if peak >= budget:
         per_pair = peak / budget
         named = "full_boolean_mask" if per_pair < 4 else "full_score_matrix"
-        raise CheckFailed(f"the peak memory during {impl.last_call()} was {peak / 2**20:.0f} MiB, {per_pair:.2g} bytes for "
-                          f"each of the T x T (query, key) pairs at T={t}; the budget is {budget / 2**20:.0f} MiB, "
-                          f"one byte a pair (one boolean T x T array)", kind="memory", bug=named)
+        raise CheckFailed(f"the peak memory during {impl.last_call()} was {peak / 2**20:.0f} MiB, {per_pair:.2g} bytes "
+                          f"for each of the {pairs} (query, key) pairs at {sizes}; the budget is "
+                          f"{budget / 2**20:.0f} MiB, one byte a pair (one boolean {pairs} array)", kind="memory",
+                          bug=named)
     return out
 
 
@@ -305,20 +310,29 @@ def expect_raises(error: type, fn: Recorded, *args, why: str, **kwargs) -> None:
 
 
 def expect_inputs_unchanged(impl: Candidate) -> None:
-    """No call wrote into its arguments: neither in this case nor in any earlier check of the
-    grading (every call's arguments are compared after it, whatever their dtype or size)."""
+    """No call wrote into its arguments or replaced an entry of a list or dict it was given:
+    neither in this case nor in any earlier check of the grading (every call's arguments are
+    compared after it, whatever their dtype or size)."""
     g = impl.grading
     for c in g.calls:
         if c.mutated:
-            raise CheckFailed(f"{c.source} modified its input {_listed(c.mutated)}: the caller's arrays "
-                              f"are not the function's to change", kind="mutated")
+            raise CheckFailed(f"{c.source} {_changes(c.mutated)}", kind="mutated")
     earlier = next((c for c in g.mutations if c not in g.calls), None)
     if earlier is not None:
-        failure = CheckFailed(f"{earlier.source} modified its input {_listed(earlier.mutated)} (a call made in "
-                              f"the check '{earlier.check}'): the caller's arrays are not the function's to "
-                              f"change", kind="mutated")
+        failure = CheckFailed(f"{earlier.source} {_changes(earlier.mutated)} (a call made in the check "
+                              f"'{earlier.check}')", kind="mutated")
         failure.calls, failure.earlier = [earlier], earlier
         raise failure
+
+
+def _changes(mutated: list[str]) -> str:
+    """'modified its input `x`: ...' or 'replaced the entry experts[0] of a container it was given: ...'."""
+    replaced = [m[:-len(" (replaced)")] for m in mutated if m.endswith(" (replaced)")]
+    written = [m for m in mutated if not m.endswith(" (replaced)")]
+    if written:
+        return f"modified its input {_listed(written)}: the caller's arrays are not the function's to change"
+    return (f"replaced {'the entry' if len(replaced) == 1 else 'the entries'} {_listed(replaced)} of a list or dict "
+            f"it was given (with equal values or not): the caller's containers are not the function's to change")
 
 
 def _listed(names: list[str]) -> str:

@@ -111,6 +111,7 @@ class Worker:
         if "global_seed" in opts:
             self.seed(opts["global_seed"])
         reply: dict = {}
+        held = keeping.entries(args, kwargs)
         started = self.perf_counter()
         try:
             if opts.get("memory"):
@@ -130,6 +131,10 @@ class Worker:
                 self.kept[request["id"]] = result
         if opts.get("keep_args"):
             self.kept_args[request["id"]] = (args, kwargs)
+        if held:
+            swapped = keeping.replaced(args, kwargs, held)
+            if swapped:
+                reply["replaced"] = swapped
         reply["seconds"] = self.perf_counter() - started
         self._changes(request, args, kwargs, reply)
         return reply

@@ -1,13 +1,14 @@
 """The input domain of flash_attention(q, k, v, block_size=128, causal=True).
 
 Sizes t_q, t_k and d, up to two leading axes; block_size from 1 to past T; causal or not
-(causal needs t_q <= t_k). Value families: `huge` (scores of 1e3 and more), `row_scales`
+(causal needs t_q <= t_k). Value families: `huge` (scores of 1e3 and more), `shifted_scores`
+(every score near 70 with a spread of about 1: a float32 rounding shows), `row_scales`
 (queries of very different lengths, so the rows of scores lie far apart), `zeros` (a query
 and a key of zeros: scores of exactly 0).
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats, with_common_score
 
 ROW_SCALES = np.array([1.0, 30.0, 1e-3, 6.0, 0.3, 18.0])
 
@@ -15,7 +16,7 @@ ROW_SCALES = np.array([1.0, 30.0, 1e-3, 6.0, 0.3, 18.0])
 def draw(new, case: dict) -> dict:
     lead = tuple(range(2, 2 + case["lead"]))
     t_q, t_k, d, family = case["t_q"], case["t_k"], case["d"], case["values"]
-    scale = 6.0 * np.sqrt(d) ** 0.5 if family == "huge" else 1.0
+    scale = 30.0 if family == "huge" else 1.0   # q.k / sqrt(d) near 1e3
     q = floats(new, "q", (*lead, t_q, d), case, scale=scale)
     k = floats(new, "k", (*lead, t_k, d), case, scale=scale)
     v = floats(new, "v", (*lead, t_k, d), case)
@@ -23,6 +24,9 @@ def draw(new, case: dict) -> dict:
         value, suffix = cast(q.astype(np.float64) * np.resize(ROW_SCALES, t_q)[:, None], case)
         q = new.let("q", value, f"{new.name_of(q)}.astype(np.float64) * np.resize({ROW_SCALES.tolist()}, {t_q})"
                                 f"[:, None]{suffix}")
+    elif family == "shifted_scores":  # every score near 70, a spread of about 1
+        size = float(np.sqrt(70 * np.sqrt(d)))
+        q, k = with_common_score(new, "q", q, case, size), with_common_score(new, "k", k, case, size)
     elif family == "zeros":
         q = new.let("q", _zero_first(q), f"np.concatenate([0 * {new.name_of(q)}[..., :1, :], "
                                          f"{new.name_of(q)}[..., 1:, :]], axis=-2)")
@@ -47,7 +51,7 @@ DOMAIN = Domain(Explore(
     "flash_attention", draw,
     dims={"t_q": Dim(base=(3, 4, 5)), "t_k": Dim(base=(5, 6, 7)), "d": Dim(base=(2, 3))},
     lead=2,
-    families=("huge", "row_scales", "zeros"),
+    families=("huge", "row_scales", "zeros", "shifted_scores"),
     extreme=("huge", "row_scales"),
     scalars={"block_size": (1, 2, 3, 5, 64, 1000), "causal": (False, True)},
     valid=_valid,
@@ -56,6 +60,7 @@ DOMAIN = Domain(Explore(
              Invalid("block_size must be at least 1", lambda c: dict(c, block_size=0)),
              Invalid("block_size must be at least 1", lambda c: dict(c, block_size=-2))),
     big=({"t_q": 1, "t_k": 40_000, "d": 2, "lead": 0, "block_size": 128},
+         {"t_q": 3, "t_k": 32_770, "d": 1, "lead": 0, "block_size": 64},  # the diagonal across 32,768
          {"t_q": 3, "t_k": 33_000, "d": 1, "lead": 0, "block_size": 1000, "causal": False}),
     fixed={"block_size": 2},
     axes={-2: "query positions", -1: "features"},
