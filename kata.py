@@ -20,6 +20,7 @@ import functools
 import json
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 import click
@@ -236,18 +237,31 @@ def check(name, file, as_json):
     ctx = click.get_current_context()
     if file is not None:
         k = _kata(name or _name_of(file))
+        _load_rendering_meanwhile()
         report = grading.grade(k.name, file, source=file.read_bytes())
         _show([(k.name, file, report)], as_json, recorded=False)
-        ctx.exit(0 if report.get("passed") else 1)
+        ctx.exit(0 if report.passed else 1)
     if name:
         _kata(name)
     p = _practice(json_mode=as_json)
     before = targets.to_grade(p.store, name)
+    _load_rendering_meanwhile()
     done = [p.grade(a, "check") for a in before]
     shown = [(_label(p, g.attempt), g.attempt["path"], g.report) for g in done]
     _show(shown, as_json, recorded=all(g.recorded for g in done))
     _after(p, before, done, err=as_json)
-    ctx.exit(0 if all(g.report.get("passed") for g in done) else 1)
+    ctx.exit(0 if all(g.report.passed for g in done) else 1)
+
+
+def _load_rendering_meanwhile() -> None:
+    """Import what prints a report (rich) while the grading process grades."""
+    def load():
+        try:
+            from practice import messages  # noqa: F401
+        except Exception:
+            pass
+
+    threading.Thread(target=load, daemon=True).start()
 
 
 def _name_of(file: Path) -> str:
@@ -265,12 +279,13 @@ def _label(p: Practice, a: dict) -> str:
 
 def _show(graded: list[tuple], as_json: bool, recorded: bool) -> None:
     """Print gradings: as text, or as one JSON object on stdout (summaries to stderr)."""
+    from graders.engine.report import Report
     from practice import messages, render
 
     if as_json:
         reports = [rep for _, _, rep in graded]
-        one = reports[0] if len(reports) == 1 else grading.combined(reports)
-        click.echo(json.dumps(dict(one, recorded=recorded)))
+        one = reports[0] if len(reports) == 1 else Report.combine(reports)
+        click.echo(json.dumps(dict(one.to_dict(), recorded=recorded)))
         out(*(render.summary(rep) for rep in reports), err=True)
         return
     for label, file, rep in graded:
@@ -369,7 +384,7 @@ def submit(name):
     ctx = click.get_current_context()
     if "mock" in res:
         out(messages.mock_report(res["mock"]))
-        ok = all(r["report"] and r["report"].get("passed") for r in res["mock"]["rows"])
+        ok = all(r["report"] and r["report"].passed for r in res["mock"]["rows"])
         ctx.exit(0 if ok else 1)
     a, report = res["attempt"], res["report"]
     if res.get("note"):  # graded, but nothing could be recorded

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from practice import catalogue, clock, grading, paths, term
+from graders.engine.report import Report
+from practice import catalogue, clock, paths, term
 from practice.render import (attempt_result, clock_text, follow_ups, gradings, path, plural,
                              question, report, result_text, summary, symbols, times)
 
@@ -61,7 +62,7 @@ def started(k, res: dict, t: float) -> Text:
     return term.join(lines)
 
 
-def graded(label: str, file, rep: dict, room: int | None = None) -> Text:
+def graded(label: str, file, rep: Report, room: int | None = None) -> Text:
     """A grading as `kata check` shows it: the attempt, the checks, the count."""
     return term.join([Text(f"{label}: {paths.shown(file)}", style="bold"),
                       report(rep, room=room), summary(rep)])
@@ -151,7 +152,7 @@ def status(view: dict, t: float) -> Text:
 
 
 # -- submit, hint, reset ----------------------------------------------------------------
-def submitted(k, a: dict, rep: dict, n_gradings: int) -> Text:
+def submitted(k, a: dict, rep: Report, n_gradings: int) -> Text:
     """`kata submit`: the final grading, what was recorded, the follow-up questions."""
     result = Text("passed", style="bold green") if a["passed"] else \
         Text("not passed", style="bold red")
@@ -214,15 +215,14 @@ def mock_started(res: dict) -> Text:
     return term.join(lines)
 
 
-def _mock_result(rep: dict | None) -> str:
+def _mock_result(rep: Report | None) -> str:
     if rep is None:
         return "not graded"
-    if rep.get("passed"):
+    if rep.passed:
         return "passed"
-    if grading.untouched(rep):
+    if rep.untouched:
         return "not implemented"
-    n_pass, n_total = grading.counts(rep)
-    return f"failed {n_pass}/{n_total}"
+    return f"failed {rep.counts.passed}/{rep.counts.total}"
 
 
 def mock_report(data: dict) -> Text:
@@ -238,7 +238,7 @@ def mock_report(data: dict) -> Text:
     rows = []
     for r in data["rows"]:
         a, rep = r["attempt"], r["report"]
-        ok = bool(rep and rep.get("passed"))
+        ok = bool(rep and rep.passed)
         mark = Text(sym["pass"], style="green") if ok else Text(sym["fail"], style="red")
         t_used = a["time_used"] if a["time_used"] is not None else a["elapsed"]
         rows.append([mark + f" {a['kata']}", _mock_result(rep), clock.fmt(t_used or 0),
@@ -257,11 +257,11 @@ def mock_report(data: dict) -> Text:
 def _mock_notes(r: dict) -> list[str]:
     kata, rep = r["attempt"]["kata"], r["report"]
     lines = [f"  {kata}: {r['note']}"] if r.get("note") else []
-    if rep and grading.untouched(rep):
+    if rep and rep.untouched:
         lines.append(f"  {kata}: not implemented yet")
     elif r["failing"]:
         lines.append(f"  {kata} still fails:")
         lines += [f"    - {name}" for name in r["failing"]]
-    if rep and rep.get("diagnosis"):
-        lines.append(f"  {kata}, likely cause: {rep['diagnosis']}")
+    if rep and rep.diagnosis:
+        lines.append(f"  {kata}, likely cause: {rep.diagnosis}")
     return lines

@@ -10,11 +10,10 @@
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from practice import catalogue, clock, grading, history, paths, records, schedule
+from practice import catalogue, clock, history, paths, records, schedule
 from practice.clock import elapsed
 from practice.errors import SessionError
 
@@ -98,7 +97,7 @@ def _final_grading(p, a: dict, reason: str, deadline: float) -> dict:
     path = Path(a["path"])
     if reason == "deadline" and path.exists() and path.stat().st_mtime > deadline:
         before = records.last_grading(p.store, a["id"], before=deadline)
-        return {"attempt": a, "report": json.loads(before["report"]) if before else None,
+        return {"attempt": a, "report": records.stored_report(before) if before else None,
                 "note": "edited after the deadline: its last grading before it counts"}
     report = None
     if path.is_file():
@@ -123,7 +122,7 @@ def end(p, mock: dict, reason: str) -> dict:
         records.end_mock(s, m["id"], t, reason, used)
         for r in results:
             a = records.attempt(s, r["attempt"]["id"])
-            passed = bool(r["report"] and r["report"].get("passed"))
+            passed = bool(r["report"] and r["report"].passed)
             a_used = a["solved_at"] if (passed and a["solved_at"] is not None) else used
             p.close(s, a, t, "submitted", "mock-ended", passed, used=a_used)
         records.add_event(s, "mock-end", mock_id=m["id"], detail=reason)
@@ -139,8 +138,8 @@ def report(p, mock_id: int, graded: dict | None = None) -> dict:
         rep = mine.get("report")
         if rep is None:
             last = records.last_grading(p.store, a["id"])
-            rep = json.loads(last["report"]) if last else None
+            rep = records.stored_report(last) if last else None
         rows.append({"attempt": a, "kata": catalogue.get(a["kata"]),
                      "n_gradings": records.n_gradings(p.store, a["id"]), "report": rep,
-                     "failing": grading.failing(rep) if rep else [], "note": mine.get("note")})
+                     "failing": rep.failing if rep else [], "note": mine.get("note")})
     return {"mock": records.mock(p.store, mock_id), "rows": rows}

@@ -15,11 +15,11 @@ written whole.
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from graders.engine.report import Report
 from practice import archive, catalogue, clock, grading, paths, records, targets
 from practice import mock as mocks
 from practice.clock import elapsed
@@ -39,7 +39,7 @@ def _fault(point: str) -> None:
 class Grading:
     """One grading of an attempt: the report, the attempt after it was recorded, the
     bytes graded, and the error that kept it from being recorded (None when it was)."""
-    report: dict
+    report: Report
     attempt: dict
     code: bytes
     error: StoreError | None = None
@@ -207,18 +207,15 @@ class Practice:
         except StoreError as e:
             return Grading(report, a, code, error=e)
 
-    def record(self, attempt_id: int, report: dict, code: bytes, origin: str) -> dict:
+    def record(self, attempt_id: int, report: Report, code: bytes, origin: str) -> dict:
         t = clock.now()
-        n_pass, n_total = grading.counts(report)
-        passed = bool(report.get("passed"))
+        passed = report.passed
         with self.store.tx() as s:
             a = records.attempt(s, attempt_id)
             on_clock = elapsed(a, t)
             if a["mode"] == "mock":  # an interview ends at its deadline, whenever it is graded
                 on_clock = min(on_clock, a["budget"])
-            records.insert_grading(s, attempt_id, t, on_clock, origin, passed,
-                                 bool(report.get("not_implemented")), n_pass, n_total, code,
-                                 json.dumps(report))
+            records.insert_grading(s, attempt_id, t, on_clock, origin, report, code)
             if a["state"] == "open":
                 records.touch(s, attempt_id, t)
                 if passed and a["clock"] in ("running", "paused"):
@@ -247,7 +244,7 @@ class Practice:
         t = clock.now()
         with self.store.tx() as s:
             a = self.close(s, records.attempt(s, a["id"]), t, "submitted", "submitted",
-                           bool(report.get("passed")))
+                           report.passed)
             records.add_event(s, "submit", a["kata"], a["id"],
                               detail="passed" if a["passed"] else "not passed")
         return {"attempt": a, "report": report,

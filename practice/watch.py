@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from graders.engine.report import Report
 from practice import clock, messages, paths, records, render, term
 from practice import mock as mocks
 from practice.sessions import Practice
@@ -75,7 +76,7 @@ class Target:
         self.path = Path(attempt["path"])
         self.sig = None
         self.graded_digest = None
-        self.report: dict | None = None
+        self.report: Report | None = None
         self.note: str | None = None  # why the last grading was not recorded
         self.graded_at: float | None = None
 
@@ -189,7 +190,7 @@ def _clock_line(p: Practice, targets: list[Target]) -> Text:
     else:
         a = p.attempt(a["id"])
         text = Text("Clock: ") + render.clock_text(a, now)
-    if all(t.report and t.report.get("passed") for t in targets):
+    if all(t.report and t.report.passed for t in targets):
         text += Text("  Every check passes: `kata submit` records it.", style="green")
     return text
 
