@@ -215,7 +215,7 @@ def start(name, minutes, fresh, edit):
     res = p.start(k, minutes=minutes, fresh=fresh)
     out(messages.started(k, res, clock.now()))
     if edit:
-        click.edit(filename=str(res["attempt"]["path"]))
+        click.edit(filename=str(res.attempt["path"]))
 
 
 @cli.command()
@@ -382,15 +382,14 @@ def submit(name):
     p = _practice()
     res = p.submit(name)
     ctx = click.get_current_context()
-    if "mock" in res:
-        out(messages.mock_report(res["mock"]))
-        ok = all(r["report"] and r["report"].passed for r in res["mock"]["rows"])
-        ctx.exit(0 if ok else 1)
-    a, report = res["attempt"], res["report"]
-    if res.get("note"):  # graded, but nothing could be recorded
-        out(render.report(report), render.summary(report))
-        raise click.ClickException(f"{res['note']}; nothing was submitted")
-    out(messages.submitted(catalogue.get(a["kata"]), a, report, res["n_gradings"]))
+    if isinstance(res, mocks.MockReport):
+        out(messages.mock_report(res))
+        ctx.exit(0 if res.passed else 1)
+    if not res.recorded:  # graded, but nothing could be recorded
+        out(render.report(res.report), render.summary(res.report))
+        raise click.ClickException(f"{res.note}; nothing was submitted")
+    a = res.attempt
+    out(messages.submitted(catalogue.get(a["kata"]), a, res.report, res.n_gradings))
     ctx.exit(0 if a["passed"] else 1)
 
 
