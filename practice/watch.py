@@ -18,7 +18,7 @@ from rich.text import Text
 
 from graders.engine.report import Report
 from practice import clock, messages, paths, records, render, term
-from practice import mock as mocks
+from practice import mock
 from practice.sessions import Practice
 
 SETTLE = 0.15  # seconds a file must stay unchanged before it is graded
@@ -148,7 +148,7 @@ def _deadline(p: Practice, targets: list[Target], echo) -> bool:
     """End a mock interview whose time is up, print its report; True if it ended."""
     if targets[0].attempt["mode"] != "mock":
         return False
-    report = mocks.expire(p)
+    report = mock.expire(p)
     if report:
         echo("")
         echo(Text("Time is up: the mock interview is over.", style="bold yellow"))
