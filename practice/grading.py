@@ -14,8 +14,10 @@ and the rest stay instant. Tests replace `grade` with a stand-in.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from graders.engine.report import Report
+if TYPE_CHECKING:  # imported where used: `kata check` starts the grading process as soon
+    from graders.engine.report import Report  # as it has parsed, and imports delay that
 
 
 class GradingUnavailable(Exception):
@@ -45,6 +47,7 @@ def prepare(hints: list[str] = ()) -> None:
 
 
 def grade(kata: str, path, source: bytes | None = None) -> Report:
+    """The report of grading `source` (else the file at `path`) against `kata`'s grader."""
     if source is None:
         with open(path, "rb") as f:
             source = f.read()
@@ -72,6 +75,7 @@ def grade(kata: str, path, source: bytes | None = None) -> Report:
 
 
 def _by_service(kata: str, path, source: bytes) -> Report:
+    from graders.engine.report import Report
     from graders.engine.service import ServiceFailed
 
     try:

@@ -1,0 +1,126 @@
+"""What kata.py's commands share: the KataName parameter type, the one output path and the
+mapping of known conditions to click's errors and exit statuses.
+
+It imports click and nothing heavy: the commands that grade start the grading process
+once click has parsed their command line, and everything loaded before that delays it.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+import click
+
+SIGPIPE_STATUS = 128 + 13  # how a shell reports a command that its reader stopped reading
+
+
+class KataName(click.ParamType):
+    """A kata's name, checked against the catalogue (a usage error with "did you mean"
+    when it is none) and completed from it; the value is its catalogue entry."""
+    name = "kata"
+
+    def convert(self, value, param, ctx):
+        from practice import catalogue
+
+        if isinstance(value, catalogue.Kata):
+            return value
+        try:
+            return catalogue.get(value)
+        except catalogue.UnknownKata as e:
+            self.fail(str(e), param, ctx)
+
+    def shell_complete(self, ctx, param, incomplete: str):
+        """`kata start so<TAB>` gives softmax, with its title."""
+        from click.shell_completion import CompletionItem
+
+        from practice import catalogue
+
+        return [CompletionItem(k.name, help=k.title) for k in catalogue.katas()
+                if k.name.startswith(incomplete)]
+
+
+KATA = KataName()
+
+
+def out(*parts, err: bool = False) -> None:
+    from practice import term
+
+    term.out(*(parts or ("",)), err=err)
+
+
+def friendly(f):
+    """Turn the user's mistakes and known conditions into click errors: exit 2 for a wrong
+    command line or nothing to act on, 1 for the rest; never a traceback. A reader that
+    stops reading (`kata list | head -1`) ends the command quietly."""
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        try:
+            return _run(f, *args, **kwargs)
+        except BrokenPipeError:
+            _reader_gone()
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as e:
+            error = click_error(e)
+            if error is None:
+                raise
+            raise error from None
+
+    return wrapper
+
+
+def click_error(e: Exception) -> click.ClickException | None:
+    """The click error that says `e` to the user; None for a fault of kata itself."""
+    import sqlite3
+
+    from practice import catalogue, grading
+    from practice.errors import NothingToGrade, NotInProgress, SessionError
+    from practice.store import StoreError
+
+    if isinstance(e, (catalogue.UnknownKata, NothingToGrade, NotInProgress, grading.BadSetting)):
+        return click.UsageError(str(e))
+    if isinstance(e, (SessionError, StoreError, grading.GradingUnavailable)):
+        return click.ClickException(str(e))
+    if isinstance(e, OSError):  # an unwritable work folder, a full disk
+        return click.ClickException(f"{e.strerror or e}: {e.filename or ''}".rstrip(": "))
+    if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "busy" in str(e)):
+        return click.ClickException("the practice database is busy (another `kata` is writing); "
+                                    "try again")
+    if isinstance(e, sqlite3.DatabaseError):
+        return _damaged(e)
+    return None
+
+
+def _run(f, *args, **kwargs):
+    """Run the command (again, once, if it read records that were then set aside) and
+    flush what it printed, so that a closed pipe shows here and not at exit."""
+    try:
+        try:
+            return f(*args, **kwargs)
+        except Exception as e:
+            from practice.store import RecordsSetAside
+
+            if not isinstance(e, RecordsSetAside):
+                raise
+            return f(*args, **kwargs)
+    finally:
+        sys.stdout.flush()
+
+
+def _reader_gone():
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # nothing more to write, even at exit
+    sys.exit(SIGPIPE_STATUS)
+
+
+def _damaged(e: Exception) -> click.ClickException:
+    from practice import paths
+    from practice.store import Store
+
+    try:
+        Store(paths.home()).close()  # opening again checks it and sets a damaged file aside
+    except Exception:
+        pass
+    return click.ClickException(f"the practice database failed ({e}); run the command again")
