@@ -80,9 +80,11 @@ def install_stand_ins(root: Path, calls: list | None = None) -> None:
     catalogue.ROOT = Path(root)
 
     def grade(kata, path, source=None):
+        from graders.engine.report import Report
+
         if calls is not None:
             calls.append((kata, str(path)))
-        return stand_in_report(kata, path, source)
+        return Report.from_dict(stand_in_report(kata, path, source).to_dict())  # as sent by the grading process
 
     grading.grade = grade
     grading.prepare = lambda hints=(): None  # nothing to start: the stand-in grades in-process
@@ -139,6 +141,7 @@ class KataEnv:
 
 @pytest.fixture
 def kenv(tmp_path, monkeypatch) -> KataEnv:
+    from graders.engine.report import Report
     from practice import catalogue, clock, grading
 
     home = tmp_path / "home"
@@ -153,7 +156,7 @@ def kenv(tmp_path, monkeypatch) -> KataEnv:
 
     def grade(kata, path, source=None):
         calls.append((kata, str(path)))
-        return stand_in_report(kata, path, source)
+        return Report.from_dict(stand_in_report(kata, path, source).to_dict())  # as sent by the grading process
 
     monkeypatch.setattr(grading, "grade", grade)
     monkeypatch.setattr(grading, "prepare", lambda hints=(): None)
