@@ -6,13 +6,17 @@ the grader on an attempt is a "grading" ("graded 8 times").
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
-from graders.engine.report import Report
 from practice import catalogue, clock, paths, term
-from practice.mock import Interview, MockReport, MockStarted, Question
-from practice.sessions import Reset, Started
 from practice.targets import MockInProgress, NothingInProgress, PracticeInProgress
+
+if TYPE_CHECKING:  # types only: `kata check` loads this module while it grades
+    from graders.engine.report import Report
+    from practice.mock import Interview, MockReport, MockStarted, Question
+    from practice.sessions import Reset, Started
 from practice.render import (attempt_result, clock_text, follow_ups, gradings, path, plural,
                              question, report, result_text, summary, symbols, times)
 
