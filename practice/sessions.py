@@ -53,7 +53,7 @@ class Submitted:
     """What `submit` did for a practice attempt: the final grading and what was recorded."""
     attempt: dict                      # the attempt, closed (as it was, when nothing was recorded)
     report: Report                     # the final grading
-    n_gradings: int = 0                # how many times the attempt was graded, this time included
+    n_gradings: int = 0                # times the attempt was graded, this one included (0: not recorded)
     note: str | None = None            # why nothing was recorded (then nothing was submitted)
 
     @property
