@@ -14,54 +14,13 @@ from pathlib import Path
 
 import click
 
-from practice.cli import KATA, friendly, out
+from practice.cli import (friendly, grading_starts, kata_argument, kata_of, open_practice, out,
+                          spoiler_guard)
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 # -- plumbing ----------------------------------------------------------------------------
-def kata_argument(required: bool = True):
-    """The NAME argument: a kata's catalogue entry (see practice.cli.KataName)."""
-    return click.argument("kata", metavar="NAME" if required else "[NAME]", type=KATA,
-                          required=required)
-
-
-def _grading_starts(*hints: str | None) -> None:
-    """Start the grading process: first thing once the command line is parsed, in the
-    commands that grade. `hints` (a kata's name, a file) say which grader to load ahead."""
-    from practice import grading
-
-    grading.prepare([h for h in hints if h])
-
-
-def _practice(json_mode: bool = False):
-    """Open the store; end a mock interview whose deadline has passed (printing its report)."""
-    from practice import messages, mock, paths, term
-    from practice.sessions import Practice
-    from practice.store import Store
-
-    p = Practice(Store(paths.home()))
-    click.get_current_context().call_on_close(p.store.close)  # no connection outlives its command
-    report = None if p.store.readonly else mock.expire(p)
-    if report:
-        out(term.styled("The mock interview's time is up.", "bold yellow"),
-            messages.mock_report(report), "", err=json_mode)
-    return p
-
-
-def _kata_of(p, k, what: str, last_worked_on: bool = False):
-    """`k`, the kata named on the command line, else the kata of the open session (or, for
-    `compare`, of the attempt worked on last); a usage error when there is none."""
-    from practice import catalogue, targets
-
-    if k:
-        return k
-    a = targets.last_worked_on(p.store) if last_worked_on else targets.current(p.store)
-    if a is None:
-        raise click.UsageError(f"no kata is in progress: name one (`kata {what} NAME`)")
-    return catalogue.get(a["kata"])
-
-
 def _name(k) -> str | None:
     return k.name if k else None
 
@@ -115,7 +74,7 @@ def list_command():
     """
     from practice import history, messages
 
-    p = _practice()
+    p = open_practice()
     out(messages.kata_list(history.statuses(p.store), history.best_times(p.store),
                            history.last_results(p.store)))
 
@@ -137,7 +96,7 @@ def start_command(kata, minutes, fresh, edit):
     """
     from practice import clock, messages
 
-    p = _practice()
+    p = open_practice()
     res = p.start(kata, minutes=minutes, fresh=fresh)
     out(messages.started(kata, res, clock.now()))
     if edit:
@@ -159,7 +118,7 @@ def check_command(kata, file, as_json):
     --file, grades that file and records nothing. Exit status 0 when every check
     passes, 1 when any fails, 2 on a usage error.
     """
-    _grading_starts(_name(kata), file and str(file))
+    grading_starts(_name(kata), file and str(file))
     from practice import grading, targets
 
     ctx = click.get_current_context()
@@ -169,7 +128,7 @@ def check_command(kata, file, as_json):
         report = grading.grade(name, file, source=file.read_bytes())
         _show([(name, file, report)], as_json, recorded=False)
         ctx.exit(0 if report.passed else 1)
-    p = _practice(json_mode=as_json)
+    p = open_practice(json_mode=as_json)
     before = targets.to_grade(p.store, _name(kata))
     _load_rendering_meanwhile()
     done = [p.grade(a, "check") for a in before]
@@ -243,7 +202,7 @@ def status_command():
     """Show the kata in progress, its clock and the work folder."""
     from practice import clock, messages, paths, targets
 
-    p = _practice()
+    p = open_practice()
     out(messages.status(targets.status(p.store), clock.now()),
         f"Work folder: {paths.shown(p.home)}" + (" (read-only)" if p.store.readonly else ""))
 
@@ -255,7 +214,7 @@ def pause_command(kata):
     """Stop the clock (recorded)."""
     from practice import clock
 
-    p = _practice()
+    p = open_practice()
     a = p.pause(_name(kata))
     out(f"Paused {a['kata']} at {clock.fmt(a['elapsed'])}. `kata resume` restarts the clock.")
 
@@ -267,7 +226,7 @@ def resume_command(kata):
     """Restart a paused clock (NAME's, or the last one)."""
     from practice import clock, messages
 
-    p = _practice()
+    p = open_practice()
     out(messages.resumed(p.resume(_name(kata)), clock.now()))
 
 
@@ -286,10 +245,10 @@ def watch_command(kata, poll, interval):
     saved (in a mock interview, every question), stops the clock when every check
     passes. Ctrl-C leaves.
     """
-    _grading_starts(_name(kata))
+    grading_starts(_name(kata))
     from practice import targets, watch
 
-    p = _practice()
+    p = open_practice()
     watch.run(p, targets.to_grade(p.store, _name(kata)), poll=poll, interval=interval, echo=out)
 
 
@@ -304,10 +263,10 @@ def submit_command(kata):
     prints its report.
     Exit status 0 when everything passed, 1 otherwise.
     """
-    _grading_starts(_name(kata))
+    grading_starts(_name(kata))
     from practice import catalogue, messages, mock, render
 
-    p = _practice()
+    p = open_practice()
     res = p.submit(_name(kata))
     ctx = click.get_current_context()
     if isinstance(res, mock.MockReport):
@@ -341,7 +300,7 @@ def mock_command(minutes, count, seed):
     """
     from practice import messages, mock
 
-    p = _practice()
+    p = open_practice()
     if count > len(mock.ready()):
         raise click.UsageError(f"--count is at most {len(mock.ready())}")
     out(messages.mock_started(mock.start(p, count, minutes, seed)))
@@ -354,24 +313,9 @@ def hint_command(kata):
     """Show the next hint (hints used are recorded)."""
     from practice import aids, messages
 
-    p = _practice()
-    k = _kata_of(p, kata, "hint")
+    p = open_practice()
+    k = kata_of(p, kata, "hint")
     out(messages.hint(k, aids.hint(p, k)))
-
-
-def _guard(p, k, yes: bool, kind: str) -> bool:
-    """The spoiler guard: confirm before showing a reference that would spoil something."""
-    from practice import aids, messages
-
-    aids.refuse_in_mock(p, "solutions")
-    why = aids.spoiler(p, k.name)
-    if yes or why is None:
-        return True
-    try:
-        return click.confirm(messages.spoiler_question(k, why), default=False, err=True)
-    except click.Abort:
-        raise click.ClickException(
-            f"no answer to the question; `kata {kind} {k.name} --yes` shows it") from None
 
 
 @cli.command("solution")
@@ -386,8 +330,8 @@ def solution_command(kata, yes):
     """
     from practice import aids, compare, paths
 
-    p = _practice()
-    if not _guard(p, kata, yes, "solution"):
+    p = open_practice()
+    if not spoiler_guard(p, kata, yes, "solution"):
         out("Not shown.")
         return
     aids.record_viewing(p, kata.name, "solution")
@@ -409,12 +353,12 @@ def compare_command(kata, yes, width):
     """
     from practice import aids, compare, targets
 
-    p = _practice()
-    k = _kata_of(p, kata, "compare", last_worked_on=True)
+    p = open_practice()
+    k = kata_of(p, kata, "compare", last_worked_on=True)
     a = targets.attempt_for(p.store, k.name)
     if a is None or not Path(a["path"]).is_file():
         raise click.UsageError(f"{k.name} has no attempt to compare; `kata start {k.name}`")
-    if not _guard(p, k, yes, "compare"):
+    if not spoiler_guard(p, k, yes, "compare"):
         out("Not shown.")
         return
     aids.record_viewing(p, k.name, "compare")
@@ -437,7 +381,7 @@ def history_command(kata, number, full):
     """
     if number is not None and not kata:
         raise click.UsageError("--attempt needs a kata: kata history NAME --attempt N")
-    p = _practice()
+    p = open_practice()
     from practice import render_history
 
     if number is not None:
@@ -453,7 +397,7 @@ def reset_command(kata):
     """Put the stub back; the attempt is archived."""
     from practice import messages
 
-    p = _practice()
+    p = open_practice()
     out(messages.reset_done(kata, p.reset(kata)))
 
 

@@ -1,5 +1,6 @@
-"""What kata.py's commands share: the KataName parameter type, the one output path and the
-mapping of known conditions to click's errors and exit statuses.
+"""What kata.py's commands share: the KataName parameter type and the NAME argument, the
+store each command opens, the kata a command means, the spoiler guard, the one output path
+and the mapping of known conditions to click's errors and exit statuses.
 
 It imports click and nothing heavy: the commands that grade start the grading process
 once click has parsed their command line, and everything loaded before that delays it.
@@ -41,6 +42,63 @@ class KataName(click.ParamType):
 
 
 KATA = KataName()
+
+
+def kata_argument(required: bool = True):
+    """The NAME argument of a command: a kata's catalogue entry."""
+    return click.argument("kata", metavar="NAME" if required else "[NAME]", type=KATA,
+                          required=required)
+
+
+def grading_starts(*hints: str | None) -> None:
+    """Start the grading process: first thing once the command line is parsed, in the
+    commands that grade. `hints` (a kata's name, a file) say which grader to load ahead."""
+    from practice import grading
+
+    grading.prepare([h for h in hints if h])
+
+
+def open_practice(json_mode: bool = False):
+    """Open the store; end a mock interview whose deadline has passed (printing its report)."""
+    from practice import messages, mock, paths, term
+    from practice.sessions import Practice
+    from practice.store import Store
+
+    p = Practice(Store(paths.home()))
+    click.get_current_context().call_on_close(p.store.close)  # no connection outlives its command
+    report = None if p.store.readonly else mock.expire(p)
+    if report:
+        out(term.styled("The mock interview's time is up.", "bold yellow"),
+            messages.mock_report(report), "", err=json_mode)
+    return p
+
+
+def kata_of(p, k, what: str, last_worked_on: bool = False):
+    """`k`, the kata named on the command line, else the kata of the open session (or, for
+    `compare`, of the attempt worked on last); a usage error when there is none."""
+    from practice import catalogue, targets
+
+    if k:
+        return k
+    a = targets.last_worked_on(p.store) if last_worked_on else targets.current(p.store)
+    if a is None:
+        raise click.UsageError(f"no kata is in progress: name one (`kata {what} NAME`)")
+    return catalogue.get(a["kata"])
+
+
+def spoiler_guard(p, k, yes: bool, kind: str) -> bool:
+    """The spoiler guard: confirm before showing a reference that would spoil something."""
+    from practice import aids, messages
+
+    aids.refuse_in_mock(p, "solutions")
+    why = aids.spoiler(p, k.name)
+    if yes or why is None:
+        return True
+    try:
+        return click.confirm(messages.spoiler_question(k, why), default=False, err=True)
+    except click.Abort:
+        raise click.ClickException(
+            f"no answer to the question; `kata {kind} {k.name} --yes` shows it") from None
 
 
 def out(*parts, err: bool = False) -> None:
