@@ -30,6 +30,8 @@ def test_a_check_not_run_is_listed_apart_and_counts_as_neither_passed_nor_failed
     counts = sample().counts
     assert (counts.passed, counts.failed, counts.skipped, counts.total) == (2, 1, 1, 4)
     assert sample().failing == ["agrees with the reference"]
+    rest = Report("rope", [c for c in sample().checks if c.status is not Status.FAILED])
+    assert rest.passed and rest.to_dict()["passed"] is True and len(rest.skipped) == 1
 
 
 def test_a_report_reads_back_as_it_was_written():

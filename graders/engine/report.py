@@ -121,9 +121,10 @@ class Report:
 
     @property
     def passed(self) -> bool:
+        """Every check that ran passed (a check that did not run counts as neither)."""
         if self.parts:
             return all(p.passed for p in self.parts)
-        return bool(self.checks) and all(c.passed for c in self.checks)
+        return bool(self.ran) and all(c.passed for c in self.ran)
 
     @property
     def not_implemented(self) -> bool:
