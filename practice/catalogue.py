@@ -54,6 +54,65 @@ class Kata:
         return sorted((self.folder / "alternatives").glob("*.py"))
 
 
+class CatalogueError(ValueError):
+    """katas/catalogue.toml cannot be read as the catalogue: which kata, which key, what is wrong."""
+
+
+# What every entry holds: key -> (what it must be, required). Checked when the catalogue is read,
+# so that a missing or mistyped key is a sentence naming the kata and the key, never a KeyError.
+SCHEMA = {
+    "name": ("a kata name (lower case, digits and _)", True),
+    "title": ("a non-empty string", True),
+    "group": (f"one of {', '.join(GROUPS)}", True),
+    "difficulty": (f"one of {', '.join(DIFFICULTIES)}", True),
+    "minutes": ("a whole number of minutes above 0", True),
+    "hints": ("a list of at least 2 non-empty strings", True),
+    "traps": ("a list of lower-case phrases", False),
+    "follow_ups": ("a list of at least 2 non-empty strings", True),
+}
+
+
+def _valid(key: str, value) -> bool:
+    def strings(v, least):
+        return isinstance(v, list) and len(v) >= least and all(isinstance(x, str) and x.strip() for x in v)
+
+    return {
+        "name": lambda v: isinstance(v, str) and v.isidentifier() and v == v.lower(),
+        "title": lambda v: isinstance(v, str) and bool(v.strip()),
+        "group": lambda v: v in GROUPS,
+        "difficulty": lambda v: v in DIFFICULTIES,
+        "minutes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
+        "hints": lambda v: strings(v, 2),
+        "traps": lambda v: strings(v, 0) and all(x == x.lower() for x in v),
+        "follow_ups": lambda v: strings(v, 2),
+    }[key](value)
+
+
+def problems(data) -> list[tuple[str, str]]:
+    """(kata, what is wrong) for every entry of a parsed catalogue that does not fit SCHEMA."""
+    entries = data.get("kata") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not entries:
+        return [("catalogue", "there is no [[kata]] entry")]
+    out, seen = [], set()
+    for i, entry in enumerate(entries, 1):
+        name = entry.get("name") if isinstance(entry, dict) and isinstance(entry.get("name"), str) \
+            else f"entry {i}"
+        if not isinstance(entry, dict):
+            out.append((name, "is not a table of keys"))
+            continue
+        for key, (what, required) in SCHEMA.items():
+            if key not in entry:
+                if required:
+                    out.append((name, f"has no `{key}` ({what})"))
+            elif not _valid(key, entry[key]):
+                out.append((name, f"`{key}` must be {what}, not {entry[key]!r}"))
+        out += [(name, f"has a key the catalogue does not know: `{key}`") for key in entry if key not in SCHEMA]
+        if name in seen:
+            out.append((name, "is in the catalogue twice"))
+        seen.add(name)
+    return out
+
+
 class UnknownKata(LookupError):
     """A name that is not in the catalogue; carries the closest names."""
 
@@ -66,9 +125,17 @@ class UnknownKata(LookupError):
 
 @lru_cache(maxsize=None)
 def katas() -> tuple[Kata, ...]:
-    """Every kata, in catalogue order."""
-    with open(CATALOGUE, "rb") as f:
-        data = tomllib.load(f)
+    """Every kata, in catalogue order; CatalogueError when the catalogue does not fit SCHEMA."""
+    try:
+        with open(CATALOGUE, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise CatalogueError(f"{CATALOGUE} cannot be read: {e}") from None
+    found = problems(data)
+    if found:
+        kata, what = found[0]
+        more = f" (and {len(found) - 1} more: `kata dev check` lists them)" if len(found) > 1 else ""
+        raise CatalogueError(f"{CATALOGUE}: kata {kata!r} {what}{more}")
     out = []
     for entry in data["kata"]:
         out.append(

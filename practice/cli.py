@@ -30,6 +30,8 @@ class KataName(click.ParamType):
             return catalogue.get(value)
         except catalogue.UnknownKata as e:
             self.fail(str(e), param, ctx)
+        except catalogue.CatalogueError as e:  # the catalogue itself is wrong: not a usage error
+            raise click.ClickException(str(e)) from None
 
     def shell_complete(self, ctx, param, incomplete: str):
         """`kata start so<TAB>` gives softmax, with its title."""
@@ -37,8 +39,11 @@ class KataName(click.ParamType):
 
         from practice import catalogue
 
-        return [CompletionItem(k.name, help=k.title) for k in catalogue.katas()
-                if k.name.startswith(incomplete)]
+        try:
+            katas = catalogue.katas()
+        except catalogue.CatalogueError:
+            return []
+        return [CompletionItem(k.name, help=k.title) for k in katas if k.name.startswith(incomplete)]
 
 
 KATA = KataName()
@@ -139,7 +144,7 @@ def click_error(e: Exception) -> click.ClickException | None:
 
     if isinstance(e, (catalogue.UnknownKata, NothingToGrade, NotInProgress, grading.BadSetting)):
         return click.UsageError(str(e))
-    if isinstance(e, (SessionError, StoreError, grading.GradingUnavailable)):
+    if isinstance(e, (SessionError, StoreError, grading.GradingUnavailable, catalogue.CatalogueError)):
         return click.ClickException(str(e))
     if isinstance(e, OSError):  # an unwritable work folder, a full disk
         return click.ClickException(f"{e.strerror or e}: {e.filename or ''}".rstrip(": "))

@@ -2,9 +2,10 @@
 
 tests/test_katas.py records, for every known bug, near miss and alternative answer it
 grades, what came of it; this plugin gathers the records (from every xdist worker, through
-a folder named in the environment) and prints one line per kata: bugs caught, alternative
-answers accepted, and the precision of the diagnosis (diagnoses right / diagnoses given,
-over the catalogue and the near misses).
+a folder named in the environment) and prints two tables, one line per kata: the
+dimensions of the input domain its explorer ranges over; and bugs caught, bugs named as
+themselves, alternative answers accepted, near misses given an observed relation and no
+name, and near misses given a wrong name (which must be none).
 """
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ from collections import defaultdict
 FOLDER = "KATA_FIGURES_DIR"
 
 
-def record(kata: str, kind: str, name: str, caught: bool, named: str | None, right: bool) -> None:
+def record(kata: str, kind: str, name: str, caught: bool, named: str | None, right: bool,
+           observed: list | None = None) -> None:
     """One graded entry: kind is "bug", "near miss" or "alternative"."""
     folder = os.environ.get(FOLDER)
     if not folder:
         return
-    line = json.dumps({"kata": kata, "kind": kind, "name": name, "caught": caught, "named": named, "right": right})
+    line = json.dumps({"kata": kata, "kind": kind, "name": name, "caught": caught, "named": named, "right": right,
+                       "observed": bool(observed)})
     with open(os.path.join(folder, f"{os.getpid()}.jsonl"), "a", encoding="utf-8") as f:
         f.write(line + "\n")
 
@@ -41,24 +44,29 @@ def pytest_unconfigure(config):
 
 
 def figures(folder: str) -> dict[str, dict[str, list[int]]]:
-    """{kata: {"bugs": [caught, total], "alternatives": [...], "diagnoses": [right, given]}}."""
-    out: dict = defaultdict(lambda: {"bugs": [0, 0], "alternatives": [0, 0], "diagnoses": [0, 0]})
+    """{kata: {"bugs": [caught, total], "named": [named as itself, total], "alternatives": [passed, total],
+    "observed": [near misses with a relation and no name, total], "misnamed": [near misses named, total]}}."""
+    keys = ("bugs", "named", "alternatives", "observed", "misnamed")
+    out: dict = defaultdict(lambda: {k: [0, 0] for k in keys})
     for name in os.listdir(folder):
         with open(os.path.join(folder, name), encoding="utf-8") as f:
             for line in f:
                 r = json.loads(line)
                 row = out[r["kata"]]
                 if r["kind"] == "alternative":
-                    row["alternatives"][0] += r["caught"] is False
-                    row["alternatives"][1] += 1
-                    continue
-                if r["kind"] == "bug":
-                    row["bugs"][0] += r["caught"]
-                    row["bugs"][1] += 1
-                if r["named"] is not None:
-                    row["diagnoses"][0] += r["right"]
-                    row["diagnoses"][1] += 1
+                    _count(row["alternatives"], r["caught"] is False)
+                elif r["kind"] == "bug":
+                    _count(row["bugs"], r["caught"])
+                    _count(row["named"], r["right"])
+                else:
+                    _count(row["observed"], r.get("observed", False) and r["named"] is None)
+                    _count(row["misnamed"], r["named"] is not None)
     return dict(out)
+
+
+def _count(pair: list[int], yes: bool) -> None:
+    pair[0] += bool(yes)
+    pair[1] += 1
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -71,8 +79,48 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return f"{100 * pair[0] / pair[1]:5.1f}% ({pair[0]}/{pair[1]})" if pair[1] else "   -"
 
     terminalreporter.section("the standard, kata by kata")
-    terminalreporter.write_line(f"{'kata':24} {'bugs caught':>18} {'alternatives passed':>20} {'diagnosis precision':>20}")
+    _dimensions(terminalreporter, sorted(table))
+    terminalreporter.write_line(f"{'kata':22} {'bugs caught':>16} {'named as itself':>16} {'alternatives':>14} "
+                                f"{'near misses observed':>21} {'misnamed':>14}")
     for kata in sorted(table):
         row = table[kata]
-        terminalreporter.write_line(f"{kata:24} {pct(row['bugs']):>18} {pct(row['alternatives']):>20} "
-                                    f"{pct(row['diagnoses']):>20}")
+        terminalreporter.write_line(f"{kata:22} {pct(row['bugs']):>16} {pct(row['named']):>16} "
+                                    f"{pct(row['alternatives']):>14} {pct(row['observed']):>21} "
+                                    f"{pct(row['misnamed']):>14}")
+
+
+def _dimensions(terminalreporter, katas: list[str]) -> None:
+    """Which of the explorer's eight dimensions each kata's domain exercises (x: yes, .: no)."""
+    from graders.engine import files
+
+    names = None
+    lines = []
+    for kata in katas:
+        domain = files.domain(kata)
+        if domain is None:
+            lines.append(f"{kata:22} (no domain declared)")
+            continue
+        dims = domain.dimensions()
+        names = names or list(dims)
+        applies = _applies(kata)
+        lines.append(f"{kata:22} " + " ".join(f"{'x' if dims[n] else '.' if applies.get(n, True) else '-':^5}"
+                                              for n in names))
+    if names:
+        terminalreporter.write_line("x: explored, -: the kata takes no such argument, .: missing")
+        terminalreporter.write_line("input domain explored: " + "; ".join(f"{i + 1} {n}" for i, n in enumerate(names)))
+        terminalreporter.write_line(f"{'kata':22} " + " ".join(f"{i + 1:^5}" for i in range(len(names))))
+    for line in lines:
+        terminalreporter.write_line(line)
+    terminalreporter.write_line("")
+
+
+def _applies(kata: str) -> dict[str, bool]:
+    """Which dimensions a kata's functions have arguments for: leading axes ("...") or an axis."""
+    import ast
+
+    from practice import catalogue
+
+    tree = ast.parse(catalogue.get(kata).solution.read_text(encoding="utf-8"))
+    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
+    lead = any("..." in (ast.get_docstring(f) or "") or any(a.arg == "axis" for a in f.args.args) for f in fns)
+    return {"leading axes and every axis": lead}

@@ -30,8 +30,7 @@ def functions(path: Path) -> dict[str, ast.FunctionDef]:
 
 
 def check_ids(kata: str) -> list[str]:
-    """The checks of a kata's grader: the names of its @check-decorated functions."""
-    tree = ast.parse(catalogue.get(kata).grader.read_text(encoding="utf-8"))
-    return [node.name for node in tree.body
-            if isinstance(node, ast.FunctionDef)
-            and any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "check" for d in node.decorator_list)]
+    """The checks of a kata's grader (its @check functions and the explorer's), by id."""
+    from graders.engine import files, judge
+
+    return [fn.__name__ for fn in judge.checks_of(files.grader(kata))]

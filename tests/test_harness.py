@@ -190,7 +190,7 @@ def test_plain_pytest_and_the_harness_agree_on_a_bug_of_every_kata(tmp_path, kat
     """The harness runs checks without pytest for speed; pytest must judge the same way: on the
     first known bug of every kata, the checks that fail under pytest (one run over a folder
     of attempts) are the checks the harness reports failed."""
-    from graders.engine import bugs, files
+    from graders.engine import bugs, files, judge
 
     expected = {}
     for kata in katas:
@@ -206,8 +206,8 @@ def test_plain_pytest_and_the_harness_agree_on_a_bug_of_every_kata(tmp_path, kat
         if line.startswith("FAILED"):
             module, test = line.split()[1].split("::")[:2]
             kata = Path(module).parent.name
-            grader = files.grader(kata)
-            failed_by_pytest[kata].add(getattr(grader, test).check_name)
+            names = {fn.__name__: fn.check_name for fn in judge.checks_of(files.grader(kata))}
+            failed_by_pytest[kata].add(names[test])
     differ = {kata: (failed, failed_by_pytest[kata]) for kata, failed in expected.items()
               if failed != failed_by_pytest[kata]}
     assert not differ, f"harness vs pytest: {differ}\n{run.stdout[-3000:]}"

@@ -175,7 +175,8 @@ def test_a_hang_fails_its_check_and_the_other_checks_still_run(tmp_path, monkeyp
     failed = failures(report)
     assert any("did not finish within 2 s on softmax(z" in m for m in failed.values()), failed
     assert sum(c["passed"] for c in report["checks"]) >= 3, "the checks after the hang must run, afresh"
-    assert report["skipped"] == [] and not any(c["status"] == "skipped" for c in report["checks"])
+    assert not any("time" in c["why"] for c in report["skipped"])
+    assert not any(c["status"] == "skipped" for c in report["checks"])  # a check not run is under skipped
     assert time.monotonic() - started < 8
 
 
@@ -232,8 +233,9 @@ PATCHES = {
 @pytest.mark.parametrize("patch", PATCHES)
 def test_the_attempts_global_state_cannot_change_a_verdict_or_a_message(tmp_path, patch):
     prefix = "import numpy as np\n" + PATCHES[patch] + "\n"
-    good = grade("softmax", write(tmp_path, prefix + GOOD.replace(
-        "    e = np.exp(", "    with np.errstate(over='ignore', under='ignore'):\n        e = np.exp(")))
+    good = grade("softmax", write(tmp_path, prefix + GOOD.replace(  # underflow is no error: a probability may be 0
+        "    e = np.exp(", "    with np.errstate(over='ignore', under='ignore'):\n        e = np.exp(").replace(
+        "    return e /", "    with np.errstate(under='ignore'):\n        return e /")))
     assert good["passed"], failures(good)
     plain = failures(grade("softmax", write(tmp_path, NO_SHIFT, "plain.py")))
     patched = grade("softmax", write(tmp_path, NO_SHIFT + "\n" + PATCHES[patch].replace("softmax = ref", "_ = ref")))

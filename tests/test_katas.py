@@ -93,7 +93,7 @@ def test_bug_fails_and_is_diagnosed(kata, bug, tmp_path):
     path = tmp_path / f"{kata}.py"
     path.write_text(bug.source)
     report = grade(kata, path)
-    record(kata, "bug", bug.name, not report["passed"], report["bug"], report["bug"] == bug.name)
+    record(kata, "bug", bug.name, not report["passed"], report["bug"], report["bug"] == bug.name, report["observed"])
     fails = failed(report)
     assert not report["passed"], f"the grader passes the bug {bug.name!r}"
     assert bug.fails in fails, f"{bug.name!r} should fail {bug.fails!r}; it failed {sorted(fails)}"
@@ -110,7 +110,7 @@ def test_near_miss_fails_and_is_not_named_as_another_bug(kata, bug, tmp_path):
     path = tmp_path / f"{kata}.py"
     path.write_text(bug.source)
     report = grade(kata, path)
-    record(kata, "near miss", bug.name, not report["passed"], report["bug"], False)
+    record(kata, "near miss", bug.name, not report["passed"], report["bug"], False, report["observed"])
     assert not report["passed"], f"the grader passes the near miss {bug.name!r} ({bug.likely})"
     assert bug.fails in failed(report), f"{bug.name!r} should fail {bug.fails!r}; it failed {sorted(failed(report))}"
     assert report["bug"] is None, f"{bug.name!r} ({bug.likely}) was diagnosed as {report['bug']!r}"

@@ -2,9 +2,10 @@
 
 Every entry is BASE, a correct answer, with one mistake edited in. Mistakes that only
 exist when the mask is applied through a boolean index are edits of BASE_INDEXED, the
-same answer with apply_causal_mask written that way; those of a mask sliced out of a
-precomputed table (the nanoGPT `block_size` habit) are edits of BASE_TABLE, whose table is
-rebuilt whenever a call needs more. Entries marked stateful keep something between calls.
+same answer with apply_causal_mask written that way; those of a mask built from a
+precomputed table of positions (the nanoGPT `block_size` habit) are edits of BASE_TABLE, whose
+table is rebuilt whenever a call needs more. Entries marked stateful keep something between
+calls, or hand back the caller's own array, so only the whole sequence of calls shows them.
 """
 from graders.engine.bugs import Bug, edited
 
@@ -34,13 +35,14 @@ BASE_INDEXED = edited(BASE, (f"    return {MASKED}\n", "    out = scores.copy()\
                                                      "    return out\n"))
 
 
-# the mask sliced out of one module-level table, grown whenever a call needs more positions
-BASE_TABLE = edited(BASE, ("def causal_mask(t_q, t_k=None):\n", "_TABLE = np.zeros((0, 0), dtype=bool)\n\n\n"
+# the mask built from one module-level table of positions, grown whenever a call needs more
+# positions (a square table of masks would take t_k * t_k bytes for a single query)
+BASE_TABLE = edited(BASE, ("def causal_mask(t_q, t_k=None):\n", "_TABLE = np.zeros(0, dtype=np.int64)\n\n\n"
                                                              "def causal_mask(t_q, t_k=None):\n    global _TABLE\n"),
                     (f"    return np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}\n",
                      "    if t_k > len(_TABLE):\n"
-                     "        _TABLE = np.triu(np.ones((t_k, t_k), dtype=bool), k=1)\n"
-                     "    return _TABLE[t_k - t_q:t_k, :t_k].copy()\n"))
+                     "        _TABLE = np.arange(t_k)\n"
+                     "    return _TABLE[None, :t_k] > _TABLE[t_k - t_q:t_k, None]\n"))
 GROW = "    if t_k > len(_TABLE):\n"
 APPLY = f"    return {MASKED}\n"
 
@@ -100,12 +102,12 @@ BUGS = [
     Bug("in_place", "input_unchanged",
         "`out = scores` is not a copy: writing -inf into it changes the caller's scores; start from "
         "scores.copy() or use np.where, which returns a new array",
-        edited(BASE_INDEXED, ("out = scores.copy()", "out = scores"))),
-    Bug("mask_from_first_axes", "apply_agrees",
+        edited(BASE_INDEXED, ("out = scores.copy()", "out = scores")), stateful=True),
+    Bug("mask_from_first_axes", "agrees",
         "the mask's sizes come from scores.shape[0] and scores.shape[1], which are the leading (batch) "
         "axes once there are more than two: take them from the last two axes, scores.shape[-2:]",
         edited(BASE, ("t_q, t_k = scores.shape[-2:]", "t_q, t_k = scores.shape[0], scores.shape[1]"))),
-    Bug("t_q_t_k_swapped", "apply_agrees",
+    Bug("t_q_t_k_swapped", "agrees",
         "t_q and t_k are swapped: scores are (..., t_q, t_k), queries on the rows and keys on the columns",
         edited(BASE, ("t_q, t_k = scores.shape[-2:]", "t_k, t_q = scores.shape[-2:]"))),
     Bug("square_mask_from_last_axis", "apply_shape",
@@ -113,7 +115,7 @@ BUGS = [
         "fit the scores, and with t_q = 1 it silently broadcasts them up to (t_k, t_k)",
         edited(BASE, ("    t_q, t_k = scores.shape[-2:]\n", "    T = scores.shape[-1]\n"),
                ("causal_mask(t_q, t_k), -np.inf", "causal_mask(T), -np.inf"))),
-    Bug("boolean_index_without_ellipsis", "apply_agrees",
+    Bug("boolean_index_without_ellipsis", "agrees",
         "`out[mask]` indexes the FIRST two axes; with leading batch or head axes write "
         "`out[..., mask]` so the mask lands on the last two",
         edited(BASE_INDEXED, ("out[..., causal_mask", "out[causal_mask"))),
@@ -122,11 +124,10 @@ BUGS = [
         "`t_k = t_k or t_q` treats t_k = 0 like None, so causal_mask(t_q, 0) returns a square mask instead of "
         "raising; test `t_k is None`, since 0 is a size like any other",
         edited(BASE, ("    if t_k is None:\n        t_k = t_q\n", "    t_k = t_k or t_q\n"))),
-    Bug("precomputed_table_1024", "repeated_calls",
+    Bug("precomputed_table_1024", "explored",
         "the mask is sliced out of a table built once for 1024 positions (a fixed block_size), so any call "
         "with more than 1024 keys gets a mask of the wrong shape; build the mask for the sizes asked",
-        edited(BASE_TABLE, ("_TABLE = np.zeros((0, 0), dtype=bool)",
-                            "_TABLE = np.triu(np.ones((1024, 1024), dtype=bool), k=1)"), (GROW, "    if False:\n"))),
+        edited(BASE_TABLE, ("_TABLE = np.zeros(0, dtype=np.int64)", "_TABLE = np.arange(1024)"), (GROW, "    if False:\n"))),
     Bug("table_from_first_call", "mask_dtype_and_shape",
         "the table the mask is sliced from is built at the first call's size and never grown, so a later call "
         "with more keys gets a mask of the wrong shape",
@@ -162,11 +163,10 @@ NEAR_MISSES = [
         "the offset is max(t_k - t_q, 1) instead of t_k - t_q + 1: right for the square mask, but in the decoding "
         "case each query sits one position too early (with one key more than queries it is no offset at all)",
         edited(BASE, (OFFSET, "k=max(t_k - t_q, 1))"))),
-    Bug("precomputed_table_2048", "repeated_calls",
+    Bug("precomputed_table_2048", "explored",
         "the mask is sliced out of a table built once for 2048 positions, so calls with more than 2048 keys get "
         "a mask of the wrong shape",
-        edited(BASE_TABLE, ("_TABLE = np.zeros((0, 0), dtype=bool)",
-                            "_TABLE = np.triu(np.ones((2048, 2048), dtype=bool), k=1)"), (GROW, "    if False:\n"))),
+        edited(BASE_TABLE, ("_TABLE = np.zeros(0, dtype=np.int64)", "_TABLE = np.arange(2048)"), (GROW, "    if False:\n"))),
     Bug("mask_cached_by_t_k", "decoding_alignment",
         "masks are cached by t_k alone, so a later call with the same number of keys and another number of "
         "queries gets the earlier mask",

@@ -5,10 +5,10 @@ shrunk failing case is always a valid call.
 """
 import numpy as np
 
-from graders.engine.vocabulary import (LAYOUT_CHECK, check, CheckFailed, expect_causal, expect_close,
+from graders.engine.vocabulary import (check, CheckFailed, expect_causal, expect_close,
                                        expect_finite, expect_inputs_unchanged, expect_prefix_invariant,
                                        expect_raises, expect_repeatable, expect_rows_sum_to_one,
-                                       expect_shape, expect_tuple, layout_cases, mismatch, tolerance,
+                                       expect_shape, expect_tuple, mismatch, tolerance,
                                        with_dtypes)
 
 SHAPES = "returns y (B, T, d_model) and weights (B, n_heads, T, T)"
@@ -21,7 +21,6 @@ HEADS = "head h is attention on feature columns h*d_head:(h+1)*d_head"
 BATCH = "each sequence of the batch is computed on its own"
 RAISES = "raises ValueError when n_heads does not divide d_model"
 UNCHANGED = "leaves its inputs unchanged"
-REPEATED = "calls do not affect each other (same shape with other values, other sizes, results kept)"
 LONG = "works past 1024 positions (a mask or buffer of a fixed size would not)"
 
 # T, n_heads and d_head differ from one another in most cases, so a transpose of the wrong
@@ -234,11 +233,6 @@ def inputs_unchanged(impl, new, B, T, n_heads, d_head, dtype):
     expect_inputs_unchanged(impl)
 
 
-# (B, T, n_heads, d_head) of successive calls: a first size, the same shape with other values,
-# larger, smaller again with another head split
-SEQUENCE = [(1, 4, 2, 3), (1, 4, 2, 3), (2, 6, 2, 3), (1, 3, 3, 1)]
-
-
 def _last_rows(ref, x, Ws, n_heads, rows=3):
     """A judge of the attempt's (y, weights) on the last `rows` positions only, in float64."""
     x64, (W_q, W_k, W_v, W_o) = x.astype(np.float64), (W.astype(np.float64) for W in Ws)
@@ -262,15 +256,6 @@ def _call_result(out, B, T, d_model, n_heads, what):
             expect_shape(w, (B, n_heads, T, T), f"the weights array from {what}"))
 
 
-@check(REPEATED, [{"dtype": "float64", "seed": 0}, {"dtype": "float32", "seed": 1}], shrink=False)
-def repeated_calls(impl, new, ref, dtype):
-    calls = []
-    for n, (B, T, n_heads, d_head) in enumerate(SEQUENCE, 1):
-        x, Ws = _inputs(new, B, T, n_heads, d_head, dtype, suffix=str(n))
-        calls.append((lambda x=x, Ws=Ws, h=n_heads: impl.causal_mha(x, *Ws, h), _ref(ref, x, Ws, n_heads)))
-    expect_repeatable(impl, calls, dtype, names=("y", "weights"))
-
-
 @check(LONG, [{"B": 1, "T": 1025, "n_heads": 1, "d_head": 2, "seed": 0}], shrink=False, timeout=20,
        slow="a call at T = 1025")
 def long_sequence(impl, new, ref, B, T, n_heads, d_head):
@@ -280,14 +265,3 @@ def long_sequence(impl, new, ref, B, T, n_heads, d_head):
     expect_repeatable(impl, [(lambda: impl.causal_mha(small[0], *small[1], n_heads), _ref(ref, *small, n_heads)),
                              (lambda: impl.causal_mha(x, *Ws, n_heads), _last_rows(ref, x, Ws, n_heads))],
                       names=("y", "weights"))
-
-
-@check(LAYOUT_CHECK, layout_cases([{"B": 2, "T": 5, "n_heads": 3, "d_head": 2, "seed": 0},
-                              {"B": 1, "T": 4, "n_heads": 2, "d_head": 3, "dtype": "float32", "seed": 1}]))
-def layouts(impl, new, ref, B, T, n_heads, d_head, layout, dtype="float64"):
-    x, Ws = _inputs(new, B, T, n_heads, d_head, dtype)
-    x, *Ws = new.relayout(layout, x, *Ws)
-    y_ref, w_ref = _ref(ref, x, Ws, n_heads)
-    y, w = _call(impl, x, Ws, n_heads)
-    expect_close(w, w_ref, "the weights array", dtype)
-    expect_close(y, y_ref, "y", dtype)

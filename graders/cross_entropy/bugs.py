@@ -127,7 +127,7 @@ BUGS = [
         edited(BASE, (RETURN, "    out = np.zeros_like(logits)\n    out.reshape(-1, V)[:] = grad\n"
                               "    return loss, out\n"))),
     # stateful: one gradient buffer kept at module level and handed back on every call
-    Bug("grad_buffer_reused", "fresh_results",
+    Bug("grad_buffer_reused", "repeated_calls",
         "every call returns the same module-level gradient buffer, so the next call overwrites a dlogits the "
         "caller still holds; return a new array each call",
         edited(BASE, (DEF, "_grad = None\n\n\n" + DEF),

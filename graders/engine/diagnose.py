@@ -1,186 +1,59 @@
 """Naming the likely mistake: the known bug that behaves exactly like the attempt.
 
-A catalogued bug is named only when, replayed here on the same inputs, it gives what the
-attempt gave on every recorded call of the grading: the failing calls, and every other
-call too, which is what tells a bug from its near neighbours (an offset off by one
-rather than missing, say). "The same" means the same values within the contract's
-tolerance, the same kind of exception, and the same writes into the inputs. A bug that
-keeps state between calls (`Bug.stateful`) is replayed on the whole sequence of calls in
-order. When no bug, or more than one that behave differently, fits, the report says what
-differs and names no cause: a wrong diagnosis sends the candidate after a mistake they
-did not make.
+A catalogued bug is named when, replayed here (graders.engine.replay), it gives what the
+attempt gave on the calls that failed and on the calls that passed (those with small
+arguments: a reviewer's sample), as a reviewer would check it. Only the functions the bug changes count: a bug in `top_p_probs`
+is judged on the calls of `top_p_probs` (and of the functions that call it), so another
+function still a stub does not hide it. When two entries fit, neither is named (the
+observed relations say what the attempt does); when none fits, nothing is. A wrong name
+sends the candidate after a mistake they did not make.
 
-Only bugs whose own check failed are replayed: a bug that gives what the attempt gave on
-every call of a check gets the same verdict there, so an attempt that passes the check a
-bug is known to fail (`Bug.fails`) does not behave like that bug. This is also what keeps
-a diagnosis quick: an attempt fails a few checks, and few bugs fail those.
+Only bugs whose own check failed are tried: a bug that gives what the attempt gave on every
+call of a check gets the same verdict there. The work is a number of replays, never a
+number of seconds: the same file gets the same likely cause on an idle and a busy machine.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
-import time
-import warnings
-from typing import Any
+from functools import lru_cache
 
 import numpy as np
 
 from graders.engine import bugs as bug_catalogue
 from graders.engine.files import reference
-from graders.engine.recorder import Call, Raised, _differs, clone
-from graders.engine.vocabulary import tolerance
+from graders.engine.recorder import Call, Raised
+from graders.engine.replay import Replayer
 
-BUDGET_SECONDS = 5.0  # replays stop here; no diagnosis is better than a slow one
-
-
-def _dtype_of(call: Call) -> np.dtype:
-    """The float dtype a call was made in (its first float array), which sets the tolerance."""
-    if call.dtype is None:
-        call.dtype = next((a.dtype for a in (*call.args, *call.kwargs.values())
-                           if isinstance(a, np.ndarray) and a.dtype.kind == "f"), np.dtype(np.float64))
-    return call.dtype
-
-
-def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
-    """`a` (what the attempt gave, decoded) and `b` (what a bug gave here) are the same answer."""
-    if isinstance(a, Raised) or isinstance(b, BaseException):
-        return isinstance(a, Raised) and isinstance(b, BaseException) and a.same_as(b)
-    if a is None or b is None or isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)):
-        return type(a) is type(b) and a == b
-    if isinstance(a, np.random.Generator) or isinstance(b, np.random.Generator):
-        return isinstance(a, np.random.Generator) and isinstance(b, np.random.Generator)
-    if isinstance(a, dict) and isinstance(b, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k], dtype) for k in a)
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y, dtype) for x, y in zip(a, b))
-    if isinstance(a, (dict, tuple, list)) or isinstance(b, (dict, tuple, list)):
-        return False
-    try:
-        x, y = np.asarray(a), np.asarray(b)
-    except Exception:
-        return False
-    if x.dtype == object or y.dtype == object or x.shape != y.shape:
-        return False
-    if (x.dtype.kind in "iu") != (y.dtype.kind in "iu"):
-        return False  # an integer answer (a count, a sampled index) is not the same as a float one
-    if x.dtype.kind in "iu":
-        return bool(np.array_equal(x, y))  # counts are exact
-    if x.dtype == np.bool_ or y.dtype == np.bool_:
-        # a mask's dtype is graded: a float or int 0/1 array is not the same answer as a bool one
-        return x.dtype == y.dtype and bool(np.array_equal(x, y))
-    if x.dtype == y.dtype and x.tobytes() == y.tobytes():
-        return True  # the same bits: the common case when a bug is the attempt
-    rtol, atol = tolerance(dtype, extreme=True)
-    try:
-        return bool(np.allclose(x.astype(np.float64), y.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True))
-    except (TypeError, ValueError):
-        return False
-
-
-# Replays of modules that keep no state, by (module, function, fingerprints of the arguments):
-# checks draw the same seeded inputs in every grading, so a process that grades again (kata
-# watch, the project's tests) mostly replays calls it has replayed before.
-_REPLAYS: dict[tuple, tuple[Any, Any]] = {}
-REPLAYS_KEPT = 50_000
-
-
-def _layout(values) -> list:
-    """How each array is laid out (a fingerprint tells values, not strides or a read-only flag)."""
-    out = []
-    for v in values:
-        if isinstance(v, np.ndarray):
-            out.append((v.strides, v.flags.writeable))
-        elif isinstance(v, (list, tuple)):
-            out.append(tuple(_layout(v)))
-        elif isinstance(v, dict):
-            out.append(tuple(_layout(v.values())))
-    return out
-
-
-class Replayer:
-    """Calls a known bug (or the reference) here, the way the attempt was called. `cache`:
-    the module keeps no state between calls, so its answers may be remembered."""
-
-    def __init__(self, module, cache: bool = False):
-        self.module, self.cache = module, cache
-
-    def outcome(self, call: Call) -> tuple[Any, Any]:
-        """(what it returned or raised, the arguments as it left them if it wrote into them, else None)."""
-        if not self.cache or len(call.digests) != len(call.args) + len(call.kwargs):  # a Generator moves
-            return self._replay(call)
-        key = (id(self.module), call.function, tuple(sorted(call.digests.items(), key=repr)),
-               tuple(_layout((*call.args, *call.kwargs.values()))))
-        if key not in _REPLAYS:
-            if len(_REPLAYS) >= REPLAYS_KEPT:
-                _REPLAYS.clear()
-            _REPLAYS[key] = self._replay(call)
-        return _REPLAYS[key]
-
-    def _replay(self, call: Call) -> tuple[Any, Any]:
-        args, kwargs = clone((call.args, call.kwargs))
-        fn = getattr(self.module, call.function, None)
-        if fn is None:
-            return NotImplementedError(), None
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            try:
-                out = fn(*args, **kwargs)
-            except Exception as exc:
-                out = exc
-        wrote = any(_differs(old, new) for old, new in zip((*call.args, *call.kwargs.values()),
-                                                           (*args, *kwargs.values())))
-        return out, ((args, kwargs) if wrote else None)
-
-    def agrees(self, call: Call) -> bool:
-        """The same answer as the attempt gave on `call`, alone (no earlier calls replayed)."""
-        if call.later_seen and not _same(call.outcome, call.later, _dtype_of(call)):
-            return False  # the attempt's answer changed after later calls; a fresh replay's cannot
-        out, wrote = self.outcome(call)
-        return self._matches(call, out, wrote)
-
-    @staticmethod
-    def _matches(call: Call, out, written) -> bool:
-        # writing into the inputs is part of the behaviour: an in-place bug, whose return value is
-        # right, must not explain every failure whose values are right, nor miss the one it causes;
-        # and what it wrote must be what the attempt wrote
-        if (written is not None) != bool(call.mutated):
-            return False
-        if written is not None and call.after is not None and not _same(call.after, written, _dtype_of(call)):
-            return False
-        return _same(call.outcome, out, _dtype_of(call))
-
-    def agrees_in_order(self, history: list[Call], deadline: float) -> bool:
-        """The same answers as the attempt on every call, replayed in order on this (fresh) module,
-        and the same answers again where the attempt's were fetched after later calls."""
-        returned, fetched = {}, {}
-        for c in history:
-            if c.later_seen:
-                fetched.setdefault(c.later_after, []).append(c)
-        for c in history:
-            if time.monotonic() > deadline:
-                return False
-            out, wrote = self.outcome(c)
-            if not self._matches(c, out, wrote):
-                return False
-            returned[c.id] = out
-            for earlier in fetched.get(c.id, ()):
-                if earlier.id in returned and not _same(earlier.later, returned[earlier.id], _dtype_of(earlier)):
-                    return False
-        return True
+FAILING = 24            # failing calls a bug must reproduce (the smallest failing cases hold few)
+SAMPLE_BYTES = 1 << 16  # the passing calls it must reproduce too: those with arguments this small
 
 
 def diagnose(kata: str, failing: list[Call], history: list[Call], named: list[str] = (),
              setup: tuple[str, ...] = (), failed: set[str] | None = None) -> dict | None:
-    """{'bug': name, 'bugs': [names], 'message': lesson} for the known bug behind the failures, or None.
+    """{'bug': name, 'message': lesson} for the known bug behind the failures, or None.
 
     `named` are bugs that a check recognised from what it measured (a memory peak, a
     warning): the answer when the failing calls' values are right (the reference explains
     them) and so no replay can tell. `failed`: the checks the attempt failed (their functions
-    in the grader), when known; only bugs known to fail one of them are replayed.
+    in the grader), when known; only bugs known to fail one of them are tried.
     """
     catalogue = [b for b in bug_catalogue.load(kata) if failed is None or b.fails in failed]
+    failing = [c for c in failing if _replayable(c)][:FAILING]
+    history = [c for c in history if _replayable(c)]
     with _guards(setup):
-        return _diagnose(kata, catalogue, [c for c in failing if c.recorded and c.kept],
-                         [c for c in history if c.recorded and c.kept], named)
+        if not failing or _reference_explains(kata, failing):
+            return _named(kata, named)
+        fitting = [b for b in catalogue if _quietly(lambda: _fits(kata, b, failing, history))]
+    if len(fitting) != 1:
+        return None
+    return {"bug": fitting[0].name, "message": fitting[0].likely}
+
+
+def _replayable(call: Call) -> bool:
+    """A call a bug can be replayed on here: kept, and not one that ran the attempt's process
+    out of memory (a bug replayed on it would do the same to this one)."""
+    return call.recorded and call.kept and not (isinstance(call.outcome, Raised) and call.outcome.is_a(MemoryError))
 
 
 def _guards(setup: tuple[str, ...]):
@@ -192,26 +65,60 @@ def _guards(setup: tuple[str, ...]):
     return contextlib.nullcontext()
 
 
-def _diagnose(kata: str, catalogue: list, failing: list[Call], history: list[Call], named) -> dict | None:
-    if not failing or _reference_explains(kata, failing):
-        return _named(kata, named)
-    deadline = time.monotonic() + BUDGET_SECONDS
-    # first the failing calls alone, for every bug (cheap); then everything, for those that fit them
-    suspects = [b for b in catalogue if b.stateful or _quietly(lambda: all(Replayer(b.module, cache=True).agrees(c)
-                                                                             for c in failing))]
-    fitting = [b for b in suspects if time.monotonic() < deadline and _quietly(lambda: _fits(b, history, deadline))]
-    if not fitting or time.monotonic() >= deadline:
-        return None
-    message = fitting[0].likely if len(fitting) == 1 else " or ".join(b.likely for b in fitting[:2])
-    return {"bug": fitting[0].name, "bugs": [b.name for b in fitting], "message": message}
-
-
-def _fits(bug, history: list[Call], deadline: float) -> bool:
-    """The bug gives what the attempt gave on every recorded call of the grading."""
-    if bug.stateful:  # its answers depend on the calls before: replay them all, in order, afresh
-        return Replayer(bug.fresh_module()).agrees_in_order(history, deadline)
+def _fits(kata: str, bug, failing: list[Call], history: list[Call]) -> bool:
+    """The bug gives what the attempt gave on the failing calls and on a sample of the others,
+    counting only the calls of the functions it changes."""
+    touched = touched_functions(kata, bug)
+    mine = [c for c in failing if c.function in touched]
+    if not mine:
+        return False
+    if bug.stateful:  # its answers depend on the calls before: all of them, in order, a fresh module per process
+        ids = {c.id for c in mine}
+        processes: dict[int, list[Call]] = {}
+        for c in history:
+            processes.setdefault(c.process, []).append(c)
+        return all(Replayer(bug.fresh_module()).agrees_in_order(calls, lambda c: c.function in touched)
+                   for calls in processes.values() if any(c.id in ids for c in calls) or
+                   any(c.function in touched for c in calls))
     replay = Replayer(bug.module, cache=True)
-    return all(replay.agrees(c) for c in history if time.monotonic() < deadline) and time.monotonic() < deadline
+    return all(replay.agrees(c) for c in mine) and all(replay.agrees(c) for c in sample(history, mine, touched))
+
+
+def sample(history: list[Call], failing: list[Call], touched: set[str]) -> list[Call]:
+    """The passing calls of the touched functions whose arguments are small (SAMPLE_BYTES):
+    the checks make a fixed number of them, so the replays are a number, not a time."""
+    ids = {c.id for c in failing}
+    return [c for c in history if c.id not in ids and c.function in touched and _size(c) <= SAMPLE_BYTES]
+
+
+def _size(call: Call) -> int:
+    return sum(v.nbytes for v in (*call.args, *call.kwargs.values()) if isinstance(v, np.ndarray))
+
+
+def touched_functions(kata: str, bug) -> set[str]:
+    """The functions a bug changes, compared with the correct answer it is edited from (the
+    base from which it differs least), and every function that calls one of them."""
+    return set(_touched(kata, bug.name, bug.source))
+
+
+@lru_cache(maxsize=None)
+def _touched(kata: str, name: str, source: str) -> tuple[str, ...]:
+    mine = _functions(source)
+    bases = [_functions(code) for code in bug_catalogue.bases(kata).values()] or [{}]
+    changed = min(({f for f in mine if f not in base or base[f][0] != mine[f][0]} for base in bases), key=len)
+    grew = True
+    while grew:
+        more = {f for f, (_, names) in mine.items() if names & changed} - changed
+        changed |= more
+        grew = bool(more)
+    return tuple(sorted(changed or mine))
+
+
+def _functions(source: str) -> dict[str, tuple[str, set[str]]]:
+    """Top-level functions by name: (their code as an AST dump, the names they read)."""
+    tree = ast.parse(source)
+    return {n.name: (ast.dump(n), {m.id for m in ast.walk(n) if isinstance(m, ast.Name)})
+            for n in tree.body if isinstance(n, ast.FunctionDef)}
 
 
 def _quietly(test) -> bool:
@@ -234,6 +141,5 @@ def _named(kata: str, named) -> dict | None:
     known = {b.name: b for b in bug_catalogue.load(kata)}
     for name in named:
         if name in known:
-            return {"bug": name, "bugs": [name], "message": known[name].likely}
+            return {"bug": name, "message": known[name].likely}
     return None
-

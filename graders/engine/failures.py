@@ -42,3 +42,8 @@ class NotImplementedYet(CheckFailed):
         super().__init__(f"not implemented yet: `{function}` still raises NotImplementedError")
         self.function = function
 
+
+
+class NotApplicable(Exception):
+    """A case of a check that has nothing to do for this kata (no array to lay out, say): the
+    case is passed over, and a check none of whose cases apply is not run."""

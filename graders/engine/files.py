@@ -2,6 +2,7 @@
 
     graders/KATA/grader.py        the checks           files.grader(KATA)
     graders/KATA/bugs.py          known mistakes       files.bugs(KATA)
+    graders/KATA/domain.py        its input domain     files.domain(KATA)
     graders/KATA/alternatives/    other correct answers
     solutions/KATA.py             the reference        files.reference(KATA)
 """
@@ -52,6 +53,13 @@ def bugs(kata: str) -> ModuleType | None:
     if not (folder(kata) / "bugs.py").is_file():
         return None
     return importlib.import_module(f"graders.{kata}.bugs")
+
+
+def domain(kata: str):
+    """The kata's declared input domain (graders/KATA/domain.py: DOMAIN), or None."""
+    if not (folder(kata) / "domain.py").is_file():
+        return None
+    return importlib.import_module(f"graders.{kata}.domain").DOMAIN
 
 
 def alternatives(kata: str) -> list[Path]:

@@ -135,7 +135,21 @@ def graded(kata: str, path: str | Path, source: bytes | None = None):
         found = diagnose(kata, judged.failing, grading.history, judged.named, getattr(module, "WORKER_SETUP", ()), failed)
         if found:
             report.diagnosis, report.bug = found["message"], found["bug"]
+    report.observed = _observed(kata, ref, judged)
     return _done(report, started), grading
+
+
+def _observed(kata: str, ref, judged) -> list[str]:
+    """The relations found between the attempt's answers and the reference's on the failing calls."""
+    if not judged.failures:
+        return []
+    from graders.engine import files
+    from graders.engine.observed import observed
+
+    try:
+        return observed(ref, files.domain(kata), judged.failures)
+    except Exception:  # a sentence is a help, never a reason for a grading to fail
+        return []
 
 
 def _load(box: sandbox.Sandbox, seconds: float) -> str | None:

@@ -36,6 +36,7 @@ class Inputs:
         self.lines: list[str] = []
         self.names: dict[int, str] = {}
         self._keep: list[Any] = []  # keep registered objects alive so ids stay unique
+        self.suffix = ""            # added to every name registered: the inputs of call 2 are z2, W2, ...
 
     @property
     def rng(self) -> np.random.Generator:
@@ -53,6 +54,7 @@ class Inputs:
 
     def normal(self, name: str, shape: tuple, scale: float = 1.0, dtype: Any = np.float64):
         """Standard normal entries times `scale`, drawn from this case's generator."""
+        name += self.suffix
         shape = tuple(int(s) for s in shape)
         value = self.rng.standard_normal(shape) * scale
         expr = f"rng.standard_normal({shape})" + (f" * {scale!r}" if scale != 1 else "")
@@ -64,11 +66,14 @@ class Inputs:
 
     def array(self, name: str, values: Any, dtype: Any = None):
         """A literal array, written out in full in the repro."""
+        name += self.suffix
         value = np.array(values, dtype=dtype)
         return self._register(name, value, f"{name} = {literal(value)}")
 
     def let(self, name: str, value: Any, expr: str):
-        """An input computed from earlier ones; `expr` is the Python that computes it."""
+        """An input computed from earlier ones; `expr` is the Python that computes it (naming
+        them as `name_of` does)."""
+        name += self.suffix
         return self._register(name, value, f"{name} = {expr}")
 
     def name_of(self, value: Any) -> str | None:
@@ -90,7 +95,8 @@ class Inputs:
 # as readily as fresh C-ordered ones, and code that writes through a reshape, or assumes
 # contiguity or a writeable input, works only on the latter.
 LAYOUTS = ("fortran", "transposed", "strided", "readonly")
-LAYOUT_CHECK = "gives the same answers for inputs in any memory layout (Fortran order, views, read-only)"
+LAYOUT_CHECK = ("gives the same answers for inputs in any memory layout (Fortran order, views, broadcast, "
+                "read-only, one array passed as two arguments)")
 
 
 def _laid_out(a: np.ndarray, layout: str, name: str) -> tuple[np.ndarray, str]:
@@ -109,6 +115,43 @@ def _laid_out(a: np.ndarray, layout: str, name: str) -> tuple[np.ndarray, str]:
         b.setflags(write=False)
         return b, f"{name}.setflags(write=False)"
     raise ValueError(f"unknown layout {layout!r}")
+
+
+def laid_out(value: Any, layout: str, depth: int = 0) -> Any:
+    """`value` with every array in it (in tuples, lists and dicts too) laid out as `layout`;
+    None when it holds no array of one dimension or more."""
+    if isinstance(value, np.ndarray):
+        return _laid_out(value, layout, "a")[0] if value.ndim else None
+    if depth < 2 and isinstance(value, (tuple, list, dict)):
+        items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+        parts = [(k, laid_out(v, layout, depth + 1)) for k, v in items]
+        if all(p is None for _, p in parts):
+            return None
+        parts = [(k, v if p is None else p) for (k, v), (_, p) in zip(items, parts)]
+        return dict(parts) if isinstance(value, dict) else type(value)(p for _, p in parts)
+    return None
+
+
+def laid_out_expr(value: Any, layout: str, name: str, depth: int = 0) -> str:
+    """The Python expression that lays out `name` (holding `value`) as laid_out() does."""
+    if isinstance(value, np.ndarray):
+        if layout == "readonly":
+            return f"np.lib.stride_tricks.as_strided({name}, writeable=False)"
+        if layout == "transposed" and depth:  # arrays of either kind may sit in one container
+            return (f"({_laid_out(np.zeros((1, 1)), layout, name)[1]} if {name}.ndim > 1 else "
+                    f"{_laid_out(np.zeros(1), layout, name)[1]})")
+        return _laid_out(value, layout, name)[1]
+    var = f"v{depth}"
+    items = list(value.values()) if isinstance(value, dict) else list(value)
+    sample = next((v for v in items if laid_out(v, layout, depth + 1) is not None), None)
+    inner = laid_out_expr(sample, layout, var, depth + 1)
+    if not all(type(v) is type(sample) for v in items):
+        kind = "np.ndarray" if isinstance(sample, np.ndarray) else type(sample).__name__
+        inner = f"({inner} if isinstance({var}, {kind}) else {var})"
+    if isinstance(value, dict):
+        return f"{{k: {inner} for k, {var} in {name}.items()}}"
+    body = f"{inner} for {var} in {name}"
+    return f"[{body}]" if isinstance(value, list) else f"tuple({body})"
 
 
 def layout_cases(cases: list[dict]) -> list[dict]:

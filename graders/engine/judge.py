@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from graders.engine import files
-from graders.engine.failures import CheckFailed, NotImplementedYet
+from graders.engine.failures import CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.limits import load_seconds
 from graders.engine.recorder import Call, Candidate, Raised
 from graders.engine.report import CheckResult, Status
@@ -27,6 +27,7 @@ class Judged:
     results: list[CheckResult]
     failing: list[Call] = field(default_factory=list)   # calls made in failing checks
     named: list[str] = field(default_factory=list)              # bugs a check recognised itself
+    failures: list[tuple[str, CheckFailed]] = field(default_factory=list)  # (check id, failure), in order
 
 
 def grader(kata: str):
@@ -34,8 +35,17 @@ def grader(kata: str):
 
 
 def checks_of(module) -> list:
-    """The @check functions of a grader, in the order they are written."""
-    return [fn for fn in vars(module).values() if callable(fn) and hasattr(fn, "check_name")]
+    """The checks of a grader: its own @check functions, in the order they are written, then
+    the explorer's over the kata's declared domain (graders/KATA/domain.py), when it has one;
+    a check of the grader's own replaces the explorer's of the same name."""
+    own = [fn for fn in vars(module).values() if callable(fn) and hasattr(fn, "check_name")]
+    domain = files.domain(module.__name__.split(".")[1]) if module.__name__.count(".") == 2 else None
+    if domain is None:
+        return own
+    from graders.engine import explorer
+
+    names = {fn.__name__ for fn in own}
+    return own + [fn for name, fn in explorer.checks(domain).items() if name not in names]
 
 
 def loaded_message(reply: dict) -> str | None:
@@ -61,6 +71,12 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float) -
         if getattr(test, "slow", None) and not all(r.passed for r in results.values()):
             results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
                 f"it runs once every other check passes ({test.slow})"))
+            continue
+        blocked = [results[a] for a in getattr(test, "after", ()) if a in results and not results[a].passed]
+        if blocked:
+            names = " and ".join(f"'{r.name}'" for r in blocked)
+            results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                f"it runs once {names} passes"))
             continue
         limit = test.timeout or check_seconds
         if cap is not None:
@@ -110,8 +126,11 @@ def _one(test, candidate: Candidate, ref, limit: float, judged: Judged) -> Check
         test(candidate, ref)
     except NotImplementedYet as exc:
         return CheckResult(name, Status.NOT_IMPLEMENTED, exc.message, id=ident, function=exc.function)
+    except NotApplicable as exc:
+        return CheckResult(name, Status.SKIPPED, f"nothing to check: {exc}", id=ident)
     except CheckFailed as exc:
         judged.failing.extend(exc.calls)
+        judged.failures.append((ident, exc))
         if exc.bug:
             judged.named.append(exc.bug)
         last = exc.calls[-1].function if exc.calls else None

@@ -43,6 +43,7 @@ class GraderFile(pytest.File):
         self.kata = self.path.parent.name
         self.session_state = None
         self.failed = False
+        self.failed_ids: set[str] = set()
         tests = judge.checks_of(files.grader(self.kata))
         for test in [t for t in tests if not t.slow] + [t for t in tests if t.slow]:
             item = CheckItem.from_parent(self, name=test.__name__, check=test)
@@ -76,6 +77,9 @@ class CheckItem(pytest.Item):
             pytest.fail(problem, pytrace=False)
         if self.check.slow and parent.failed:
             pytest.skip(f"not run: it runs once every other check passes ({self.check.slow})")
+        blocked = [a for a in self.check.after if a in parent.failed_ids]
+        if blocked:
+            pytest.skip(f"not run: it runs once {' and '.join(blocked)} passes")
         if box.gone is not None or box.chan is None:
             box.start()
             try:
@@ -89,8 +93,10 @@ class CheckItem(pytest.Item):
         candidate.grading.deadline = time.monotonic() + (self.check.timeout or check_seconds())
         try:
             self.check(candidate, files.reference(parent.kata))
-        except BaseException:
-            parent.failed = True
+        except BaseException as exc:
+            if not isinstance(exc, pytest.skip.Exception):
+                parent.failed = True
+                parent.failed_ids.add(self.check.__name__)
             raise
 
     def repr_failure(self, excinfo, style=None):

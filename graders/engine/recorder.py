@@ -85,6 +85,12 @@ class Call:
     dtype: Any = None           # the float dtype it was made in (set by the diagnosis)
     repro: tuple = ([], 0)      # (the case's repro lines, how many of them rebuild its inputs)
     digests: dict = field(default_factory=dict)  # fingerprints of its arguments as sent
+    shares: list = field(default_factory=list)   # [result path, where] of result arrays sharing memory
+    returned: bool = False      # it returned (rather than raised or stopped)
+    args_from: int | None = None   # made on the argument objects of this earlier call ...
+    assigned: tuple = ()        # ... after writing new values into these of them
+    poked: tuple | None = None  # (value, id of the last call before): the caller wrote value into the result
+    process: int = 0            # the attempt's process it was made in (graders.engine.sandbox.Sandbox.process)
 
 
 class Grading:
@@ -103,6 +109,7 @@ class Grading:
         self.check = ""                     # the check being run
         self.history: list[Call] = []       # every recorded call, passing or failing
         self.mutations: list[Call] = []     # every call that wrote into its arguments, whatever its size
+        self.shared: list[Call] = []        # every call whose result shares memory with an input or a kept result
         self._ids = itertools.count(1)
 
     def next_id(self) -> int:
@@ -241,9 +248,15 @@ class Recorded:
         self.name, self.candidate = name, candidate
 
     def __call__(self, *args, **kwargs):
+        return self.send(args, kwargs, {"args": list(args), "kwargs": kwargs})
+
+    def send(self, args: tuple, kwargs: dict, request: dict, source: str | None = None):
+        """Make one call of the attempt with `request` (how its arguments travel) and record it
+        as a call with `args` and `kwargs` (what the attempt's arguments hold when it starts);
+        `source` is the Python that makes the same call, when it is not plain."""
         g = self.candidate.grading
         inputs = g.inputs
-        source = f"{self.name}({_render_args(args, kwargs, inputs)})"
+        source = source or f"{self.name}({_render_args(args, kwargs, inputs)})"
         small = g.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
         digests = {key: digest(v) for key, v in [*enumerate(args), *kwargs.items()]
                    if not isinstance(v, np.random.Generator)}
@@ -252,10 +265,11 @@ class Recorded:
         call = Call(self.name, *(_held((args, kwargs)) if small else ((), {})), source=source,
                     recorded=small, id=g.next_id(), check=g.check, digests=digests,
                     repro=(inputs.lines, len(inputs.lines)) if inputs is not None else ([], 0))
+        call.process = self.candidate.box.process
         g.calls.append(call)
         reply = self.candidate.box.request(
-            {"op": "call", "id": call.id, "fn": self.name, "args": list(args), "kwargs": kwargs,
-             "opts": dict(g.opts), "digests": digests}, g.deadline)
+            {"op": "call", "id": call.id, "fn": self.name, **request, "opts": dict(g.opts),
+             "digests": digests}, g.deadline)
         if reply.get("missing"):
             raise CheckFailed(f"your file defines no function `{self.name}`", kind="missing")
         if "error" in reply:
@@ -263,12 +277,16 @@ class Recorded:
             raise AttemptRaised(f"{source}: {reply['error']}", call.outcome)
         self._after(g, call, args, kwargs, reply)
         call.peak, call.warnings = reply.get("peak"), reply.get("warnings") or []
+        call.shares = reply.get("shares") if isinstance(reply.get("shares"), list) else []
+        if call.shares:
+            g.shared.append(call)
         if "raised" in reply:
             call.outcome, call.kept = Raised(reply["raised"]), True
             raise _failure_of(call.outcome, self.name, source)
         out = reply.get("ok")
         call.kept = small and g.repeatable and _nbytes(out) <= RECORD_LIMIT_BYTES
         call.outcome = copy.deepcopy(out) if call.kept else None
+        call.returned = True
         return out
 
     @staticmethod
@@ -310,12 +328,17 @@ def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:
 
 
 def _render_args(args, kwargs, inputs) -> str:
-    def one(v):
+    def one(v, depth=0):
         name = inputs.name_of(v) if inputs else None
         if name:
             return name
         if isinstance(v, np.ndarray) and v.size > 64:
             return f"<array of shape {v.shape}>"
+        if depth < 3 and type(v) in (tuple, list):  # a container the case did not name (a copy): by its parts
+            inner = ", ".join(one(x, depth + 1) for x in v)
+            return f"({inner}{',' if len(v) == 1 else ''})" if type(v) is tuple else f"[{inner}]"
+        if depth < 3 and type(v) is dict:
+            return "{" + ", ".join(f"{k!r}: {one(x, depth + 1)}" for k, x in v.items()) + "}"
         return literal(v)
 
     parts = [one(a) for a in args] + [f"{k}={one(v)}" for k, v in kwargs.items()]
@@ -341,6 +364,42 @@ class Candidate:
         have been made with options(keep=True)): a result that later calls overwrote shows."""
         reply = self.box.request({"op": "fetch", "id": call.id}, self.grading.deadline)
         return reply.get("ok")
+
+    def again(self, call: Call, assign: dict):
+        """Call `call`'s function once more on the very objects `call` was given (it must have
+        been made with options(keep_args=True)), after writing new contents into some of them:
+        `assign` maps a positional index or keyword to the new values of that array."""
+        args = tuple(assign.get(i, a) for i, a in enumerate(call.args))
+        kwargs = {k: assign.get(k, v) for k, v in call.kwargs.items()}
+        inputs = self.grading.inputs
+
+        def shown(key, old):  # the repro writes the new values into the old array, then passes it
+            name = _render_args((old,), {}, inputs)
+            return f"(np.copyto({name}, {_render_args((assign[key],), {}, inputs)}), {name})[1]" if key in assign \
+                else name
+
+        parts = [shown(i, a) for i, a in enumerate(call.args)] + [f"{k}={shown(k, v)}" for k, v in call.kwargs.items()]
+        out = Recorded(call.function, self).send(args, kwargs, {"args_from": call.id, "assign": assign, "args": [],
+                                                                "kwargs": {}}, f"{call.function}({', '.join(parts)})")
+        made = self.grading.calls[-1]
+        made.args_from, made.assigned = call.id, tuple(assign)
+        return out
+
+    def poke(self, call: Call, value: float) -> list:
+        """Write `value` into the arrays `call` returned, in the attempt's process, as a caller may
+        change what it was given (the result must have been kept: options(keep=True)); the
+        paths of the arrays that refused (read-only)."""
+        reply = self.box.request({"op": "poke", "id": call.id, "value": value}, self.grading.deadline)
+        call.poked = (value, self.grading.calls[-1].id if self.grading.calls else 0)
+        return reply.get("ok") or []
+
+    def fresh(self) -> "Candidate":
+        """The same attempt in a new process of its own, with nothing of earlier calls: its calls
+        join this grading's record. The caller closes it (`.box.close()`)."""
+        box = self.box.copy()
+        box.start()
+        box.wait_loaded(self.grading.deadline)
+        return Candidate(box, box.functions, self._path, self.grading)
 
     def forget(self) -> None:
         """The attempt's process drops the results it keeps for fetch()."""

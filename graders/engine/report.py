@@ -121,7 +121,8 @@ class Report:
 
     @property
     def passed(self) -> bool:
-        """Every check that ran passed (a check that did not run counts as neither)."""
+        """Every check that ran passed (a check is not run only after another failed, or when it has
+        nothing to check): a check that did not run counts as neither passed nor failed."""
         if self.parts:
             return all(p.passed for p in self.parts)
         return bool(self.ran) and all(c.passed for c in self.ran)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from typing import Callable
 
-from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
+from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs
 from graders.engine.recorder import _intact, repro_for
 from graders.engine.sandbox import AttemptGone
@@ -29,23 +29,24 @@ def _describe_case(case: dict) -> str:
     return ", ".join(v if k == "dtype" else f"{k}={v}" for k, v in case.items() if k != "seed")
 
 
-def _smaller(case: dict, minimum: dict) -> list[dict]:
-    """Cases one step smaller than `case`: each size to its minimum, halved, or minus one."""
+def _steps(v: int, lo: int) -> list[int]:
+    """Smaller values for a size: its minimum, a half, three quarters (so that a failure that
+    starts past some size is found in a few halvings) and one less."""
+    return [n for n in (lo, v // 2, (v // 2 + v) // 2, v - 1) if lo <= n < v]
+
+
+def _smaller(case: dict, minimum: dict, frozen: tuple = ()) -> list[dict]:
+    """Cases one step smaller than `case` (see _steps), size by size (not the entries in
+    `frozen`, which say what the case is about)."""
     out = []
     for k, v in case.items():
-        if k == "seed" or isinstance(v, bool):
+        if k == "seed" or k in frozen or isinstance(v, bool):
             continue
         if isinstance(v, int):
-            lo = minimum.get(k, 1)
-            for nv in (lo, v // 2, v - 1):
-                if lo <= nv < v:
-                    out.append({**case, k: nv})
+            out += [{**case, k: n} for n in _steps(v, minimum.get(k, 1))]
         elif isinstance(v, tuple) and all(isinstance(s, int) for s in v):
-            lo = minimum.get(k, 1)
             for i, s in enumerate(v):
-                for ns in (lo, s // 2, s - 1):
-                    if lo <= ns < s:
-                        out.append({**case, k: v[:i] + (ns,) + v[i + 1:]})
+                out += [{**case, k: v[:i] + (n,) + v[i + 1:]} for n in _steps(s, minimum.get(k, 1))]
     seen, unique = set(), []
     for c in out:
         key = repr(sorted(c.items()))
@@ -69,7 +70,8 @@ def _size(case: dict) -> int:
 
 def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
           minimum: dict | None = None, valid: Callable[[dict], bool] | None = None,
-          timeout: float | None = None, slow: str | None = None):
+          timeout: float | None = None, slow: str | None = None, after: tuple[str, ...] = (),
+          frozen: tuple[str, ...] = (), describe: Callable[[dict], str] | None = None):
     """Declare a property. `name` is what the candidate reads; each case runs in turn.
 
     The body is `body(impl, x, **case)` (or with `ref` too), where `x` is a fresh
@@ -79,7 +81,10 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
 
     `slow` marks a check that costs far more than the others (a call at T = 8192, say) and
     says why: the judge runs it once every other check passes, and reports it as not run
-    yet until then, so a failing attempt is not made to wait for it.
+    yet until then, so a failing attempt is not made to wait for it. `after` names checks
+    (their functions) that must pass first: a check that compares along one dimension of the
+    input domain says nothing new about an attempt that already fails their plain cases.
+    `frozen`: case entries the shrinker leaves alone; `describe(case)`: the words for a case.
     """
     cases = cases or [{}]
     minimum = minimum or {}
@@ -89,16 +94,24 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
 
         def test(impl, ref):
             impl.grading.check = name
+            passed_over = []
             for case in cases:
-                failure = attempt_case(impl, ref, case)
+                try:
+                    failure = attempt_case(impl, ref, case)
+                except NotApplicable as why:
+                    passed_over.append(why)
+                    continue
                 if failure is None:
                     continue
                 if shrink and not isinstance(failure, NotImplementedYet) and failure.case is not None:
-                    failure = _shrink(impl, ref, failure, attempt_case, _same_kind, minimum, valid)
-                if failure.case and _describe_case(failure.case):
-                    failure.message = f"{failure.message} [{_describe_case(failure.case)}]"
+                    failure = _shrink(impl, ref, failure, attempt_case, _same_kind, minimum, valid, frozen)
+                said = (describe or _describe_case)(failure.case) if failure.case else ""
+                if said:
+                    failure.message = f"{failure.message} [{said}]"
                     failure.args = (failure.message,)
                 raise failure
+            if passed_over and len(passed_over) == len(cases):
+                raise passed_over[0]
 
         # pytest reads the wrapper's own signature (impl, ref), so copy names by hand
         test.__name__, test.__qualname__ = body.__name__, body.__qualname__
@@ -106,6 +119,7 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
         test.check_name = name
         test.timeout = timeout  # seconds, when this check needs longer than the default
         test.slow = slow
+        test.after = tuple(after)
         return test
 
     return decorate
@@ -150,7 +164,7 @@ def _same_kind(a: CheckFailed, b: CheckFailed) -> bool:
     return True
 
 
-def _shrink(impl, ref, failure, attempt_case, same_kind, minimum, valid):
+def _shrink(impl, ref, failure, attempt_case, same_kind, minimum, valid, frozen=()):
     """The smallest case that fails the same way, found within SHRINK_TRIES cases. A call that
     hangs or crashes while shrinking ends the search (the judge restarts the attempt's
     process before the next check) and the failure found so far stands."""
@@ -158,7 +172,7 @@ def _shrink(impl, ref, failure, attempt_case, same_kind, minimum, valid):
     try:
         while improved and tries < SHRINK_TRIES:
             improved = False
-            for smaller in sorted(_smaller(failure.case, minimum), key=_size):
+            for smaller in sorted(_smaller(failure.case, minimum, frozen), key=_size):
                 key = repr(sorted(smaller.items()))
                 if key in tried or (valid is not None and not valid(smaller)):
                     continue

@@ -270,6 +270,9 @@ class Output:
 class Sandbox:
     """One attempt's worker process, restartable; the judge's only way to reach the attempt."""
 
+    started = 0     # processes started by any sandbox of this judge
+    process = 0
+
     def __init__(self, source: bytes, filename: str, module: str, setup: tuple[str, ...] = ()):
         self.source, self.filename, self.module, self.setup = source, filename, module, tuple(setup)
         self.output = Output()
@@ -279,12 +282,18 @@ class Sandbox:
         self.loaded: dict = {}      # the reply to the load request
 
     # -- life cycle ---------------------------------------------------------------------
+    def copy(self) -> "Sandbox":
+        """Another sandbox for the same attempt (not started)."""
+        return Sandbox(self.source, self.filename, self.module, self.setup)
+
     def start(self) -> None:
         """Fork a fresh worker and send it the attempt; returns without waiting."""
         self.close()
         _, self.chan, self.out_fd, self.ctl = template().fork()
         os.set_blocking(self.out_fd, False)
         self.gone, self.loaded = None, {}
+        Sandbox.started += 1
+        self.process = Sandbox.started   # which process of the attempt: calls in one share its state
         self.chan.sendall(encode_request({"op": "load", "source": self.source, "filename": self.filename,
                                           "module": self.module, "setup": list(self.setup)}))
 

@@ -54,7 +54,8 @@ def _np():
         _NUMPY = types.SimpleNamespace(
             ndarray=numpy.ndarray, generic=numpy.generic, dtype=numpy.dtype, empty=numpy.empty,
             frombuffer=numpy.frombuffer, ascontiguousarray=numpy.ascontiguousarray, uint8=numpy.uint8,
-            asarray=numpy.asarray, Generator=numpy.random.Generator,
+            asarray=numpy.asarray, Generator=numpy.random.Generator, copyto=numpy.copyto,
+            may_share_memory=numpy.may_share_memory, shares_memory=numpy.shares_memory,
             bit_generators={name: getattr(numpy.random, name) for name in GENERATORS})
     return _NUMPY
 

@@ -19,6 +19,7 @@ import socket
 import sys
 import time
 
+from graders.engine import keeping
 from graders.engine.wire import MAX_MESSAGE, _np, _safe_repr, digest, encode, recv_request
 
 class GlobalRandomState(RuntimeError):
@@ -46,7 +47,9 @@ class Worker:
         self.perf_counter, self.enc, self.digest = time.perf_counter, encode, digest
         self.module = None
         self.filename = None
-        self.kept: dict[int, object] = {}
+        self.kept: dict[int, object] = {}       # results kept for fetch, by call id
+        self.kept_args: dict[int, tuple] = {}   # argument objects kept for a later call, by call id
+        self.shares = keeping.shares            # bound before the attempt runs, as the codec is
 
     def serve(self) -> None:
         while True:
@@ -103,7 +106,8 @@ class Worker:
         fn = getattr(self.module, request["fn"], None)
         if not callable(fn):
             return {"missing": True}
-        args, kwargs, opts = request["args"], request["kwargs"], request.get("opts", {})
+        args, kwargs = keeping.arguments(request, self.kept_args)
+        opts = request.get("opts", {})
         if "global_seed" in opts:
             self.seed(opts["global_seed"])
         reply: dict = {}
@@ -119,8 +123,13 @@ class Worker:
             reply["raised"] = self._describe(exc)
         else:
             reply["ok"] = result
+            shared = self.shares(result, args, kwargs, self.kept)
+            if shared:
+                reply["shares"] = shared
             if opts.get("keep"):
                 self.kept[request["id"]] = result
+        if opts.get("keep_args"):
+            self.kept_args[request["id"]] = (args, kwargs)
         reply["seconds"] = self.perf_counter() - started
         self._changes(request, args, kwargs, reply)
         return reply
@@ -143,7 +152,14 @@ class Worker:
 
     def op_forget(self, request) -> dict:
         self.kept.clear()
+        self.kept_args.clear()
         return {"ok": None}
+
+    def op_poke(self, request) -> dict:
+        """Change a kept result in place, as the caller may change what it was given."""
+        if request["id"] not in self.kept:
+            return {"error": "no such result"}
+        return {"ok": keeping.poke(self.kept[request["id"]], request["value"])}
 
     # -- how a call is watched ----------------------------------------------------------
     def _traced(self, fn, args, kwargs, reply, cap=None):

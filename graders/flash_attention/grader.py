@@ -6,9 +6,9 @@ every case is small enough for it except the memory check, which judges a few ro
 
 import numpy as np
 
-from graders.engine.vocabulary import (LAYOUT_CHECK, check, expect_close, expect_finite,
+from graders.engine.vocabulary import (check, expect_close, expect_finite,
                                        expect_inputs_unchanged, expect_memory_below, expect_raises,
-                                       expect_repeatable, expect_shape, layout_cases, with_dtypes)
+                                       expect_shape, with_dtypes)
 
 MEMORY = "never builds a full T x T array (tracemalloc peak at T=8192, d=16, block 64)"
 
@@ -194,34 +194,6 @@ def inputs_unchanged(impl, new, causal):
     q, k, v = qkv(new, (2,), 6, 6, 3, scale=3.0)
     impl.flash_attention(q, k, v, block_size=4, causal=causal)
     expect_inputs_unchanged(impl)
-
-
-# two leading axes, so that flattening them (reshape(-1, T, d)) has to copy a Fortran-ordered array
-@check(LAYOUT_CHECK, layout_cases([{"lead": (2, 2), "t_q": 5, "t_k": 5, "d": 3, "block_size": 2, "seed": 0},
-                                   {"lead": (), "t_q": 4, "t_k": 6, "d": 2, "block_size": 4, "dtype": "float32",
-                                    "seed": 1}]), minimum={"lead": 1})
-def layouts(impl, new, lead, t_q, t_k, d, block_size, layout, dtype="float64"):
-    q, k, v = new.relayout(layout, *qkv(new, lead, t_q, t_k, d, dtype))
-    out = impl.flash_attention(q, k, v, block_size=block_size)
-    expect_close(out, plain_attention(q, k, v, True), "flash_attention(q, k, v)", dtype, against="plain attention")
-
-
-# (lead, t_q, t_k, d, block_size, causal) of successive calls: a first size, the same shape with
-# other values, larger, non-causal, then smaller with fewer queries than keys
-SEQUENCE = [((2,), 5, 5, 3, 2, True), ((2,), 5, 5, 3, 2, True), ((1, 3), 12, 12, 4, 5, True),
-            ((2,), 5, 5, 3, 2, False), ((), 2, 6, 3, 4, True)]
-
-
-@check("calls do not affect each other (same shape with other values, other sizes, results kept)",
-       [{"dtype": "float64", "seed": 0}, {"dtype": "float32", "seed": 1}], shrink=False)
-def repeated_calls(impl, new, dtype):
-    calls = []
-    for n, (lead, t_q, t_k, d, block_size, causal) in enumerate(SEQUENCE, 1):
-        q, k, v = qkv(new, lead, t_q, t_k, d, dtype, suffix=str(n))
-        calls.append((lambda q=q, k=k, v=v, b=block_size, c=causal: impl.flash_attention(q, k, v, block_size=b,
-                                                                                          causal=c),
-                      plain_attention(q, k, v, causal)))
-    expect_repeatable(impl, calls, dtype)
 
 
 @check(MEMORY, [{}], shrink=False, timeout=60, slow="a call at T = 8192")

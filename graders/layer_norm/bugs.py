@@ -90,7 +90,7 @@ BUGS = [
                       "    out.reshape(-1, x.shape[-1])[:] = (xc / np.sqrt(var + eps)).reshape(-1, x.shape[-1])\n"
                       "    return out * gamma + beta\n"))),
     # stateful: one output buffer kept at module level and handed back on every call
-    Bug("output_buffer_reused", "fresh_results",
+    Bug("output_buffer_reused", "repeated_calls",
         "every call returns the same module-level buffer, so the next call overwrites a result the caller "
         "still holds; return a new array each call",
         edited(BASE, ("def layer_norm(", "_out = None\n\n\ndef layer_norm("),

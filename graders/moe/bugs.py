@@ -140,7 +140,7 @@ BUGS = [
                   "            out[rows] += weights[rows, slot][:, None] * y\n")),
         stateful=True),
     # the output lives in a module-level buffer kept per shape and is returned as a view of it
-    Bug("output_buffer_reused", "results_kept",
+    Bug("output_buffer_reused", "repeated_calls",
         "the output is accumulated in a buffer kept between calls (one per shape) and returned as a view of "
         "it: the next call of the same shape overwrites the result the caller still holds; start from a new "
         "array on every call",

@@ -151,7 +151,7 @@ BUGS = [
 
 
 NEAR_MISSES = [
-    Bug("kv_sized_by_group", "other_configurations",
+    Bug("kv_sized_by_group", "agrees",
         "the key and value projections were sized with the group size n_heads // n_kv_heads instead of "
         "n_kv_heads; the two agree only when n_kv_heads**2 == n_heads, as in the 8B model's halving, "
         "which is why a model with groups of 3 shows it",
@@ -166,7 +166,7 @@ NEAR_MISSES = [
         edited(BASE, ('"embedding": vocab_size * d_model,',
                       '"embedding": 0 if tie_embeddings else vocab_size * d_model,'),
                (UNEMBED, '"unembedding": vocab_size * d_model,'))),
-    Bug("ffn_width_assumed_4x", "other_configurations",
+    Bug("ffn_width_assumed_4x", "agrees",
         "the feed-forward width was taken as 4 * d_model (the 2017 default) instead of the given d_ff; "
         "three matrices, but of the wrong width",
         edited(BASE, (FFN, '"feed_forward": n_layers * 3 * d_model * 4 * d_model,'))),

@@ -160,7 +160,7 @@ def total_is_the_sum(impl, new, config, tie=None):
 @check("agrees with the reference on other configurations (multi-head, multi-query, groups of 3, "
        "sizes of 1, a 405B model)",
        [{"config": c} for c in ("mha", "mqa", "gqa3", "ones", "d_head_1", "405B")], shrink=False)
-def other_configurations(impl, new, ref, config):
+def agrees(impl, new, ref, config):
     got, src = _counts(impl, config)
     _expect_counts(got, _reference(ref, config), src, config)
 

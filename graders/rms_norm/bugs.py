@@ -1,8 +1,8 @@
 """Mistakes candidates make in RMSNorm: each is BASE, a correct answer, with one mistake edited in.
 
 Mistakes of an answer that works through the rows 1024 at a time are edits of BASE_BLOCKS.
-Entries marked stateful keep something between calls, so only the whole sequence of calls,
-replayed in order, shows them.
+Entries marked stateful keep something between calls, or hand back the caller's own array, so
+only the whole sequence of calls, replayed in order, shows them.
 """
 from graders.engine.bugs import Bug, edited
 
@@ -97,7 +97,7 @@ BUGS = [
     Bug("in_place", "inputs_unchanged",
         "`x /= ...` and `x *= weight` write into the caller's array (and fail for integer input): "
         "compute a new array",
-        edited(BASE, ("    return x / rms * weight\n", "    x /= rms\n    x *= weight\n    return x\n"))),
+        edited(BASE, ("    return x / rms * weight\n", "    x /= rms\n    x *= weight\n    return x\n")), stateful=True),
     # ------------------------------------------------------------------ special values
     Bug("eps_as_floor", "eps_inside",
         "eps is a floor under the RMS, x / max(sqrt(mean(x**2)), eps) (the habit of normalising by a norm "
@@ -119,7 +119,7 @@ BUGS = [
                               "    out.reshape(-1, x.shape[-1])[:] = (x / rms * weight).reshape(-1, x.shape[-1])\n"
                               "    return out\n"))),
     # ------------------------------------------------------------------ sizes and state
-    Bug("blocks_round_down", "repeated_calls",
+    Bug("blocks_round_down", "explored",
         "the vectors are taken in blocks of 1024 and the number of blocks is rounded down, so the vectors after "
         "the last full block are never normalised; loop over range(0, n, 1024)",
         edited(BASE_BLOCKS, ("    for start in range(0, len(rows), 1024):\n",

@@ -3,7 +3,8 @@
 Every entry is BASE, a correct answer, with one mistake edited in. Two mistakes only exist
 in another layout, so they are edits of the same answer written that way: BASE_ROTATE_HALF
 (full-width cos/sin tables and rotate_half) and BASE_LOOP (one pair of features at a time).
-Entries marked stateful keep something at module level between calls (a table, a buffer).
+Entries marked stateful keep something at module level between calls (a table, a buffer), or
+hand back the caller's own array, so only the whole sequence of calls, replayed in order, shows them.
 NEAR_MISSES are mistakes close to a catalogued one that the grader must fail without naming.
 """
 from graders.engine.bugs import Bug, edited
@@ -122,11 +123,12 @@ BUGS = [
     Bug("in_place_views", "inputs_unchanged",
         "the first half is written back into x before the second half is computed from it: x1 is a view "
         "of x, so it already holds the new values (and the caller's array is overwritten); build a new array",
-        edited(BASE, WRITE_INTO_X)),
+        edited(BASE, WRITE_INTO_X), stateful=True),
     Bug("in_place_write", "inputs_unchanged",
         "the result is written into x itself: the values are right, but the caller's queries or keys are "
         "overwritten; allocate the output (np.empty_like(x) or np.concatenate)",
-        edited(BASE, WRITE_INTO_X, ("x[..., :half], x[..., half:]", "x[..., :half].copy(), x[..., half:].copy()"))),
+        edited(BASE, WRITE_INTO_X, ("x[..., :half], x[..., half:]", "x[..., :half].copy(), x[..., half:].copy()")),
+        stateful=True),
     Bug("assert_not_valueerror", "odd_d",
         "an assert checks that d is even: it raises AssertionError (and vanishes under python -O); "
         "raise ValueError as the contract says",
@@ -189,7 +191,7 @@ NEAR_MISSES = [
         "the cos/sin table is built for a fixed 8192 positions and indexed by position; positions may be any "
         "ints (100000 in a long decode)",
         edited(BASE, ("np.outer(positions, freqs)", "np.outer(np.arange(8192), freqs)[positions]"))),
-    Bug("cache_ignores_base", "repeated_calls",
+    Bug("cache_ignores_base", "base",
         "the cos/sin tables are cached by (T, d, positions) but not by base: the same positions with another "
         "base get the first base's angles",
         edited(BASE, ("def rope(", "_cache = {}\n\n\ndef rope("),

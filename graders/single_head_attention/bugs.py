@@ -135,7 +135,7 @@ BUGS = [
         "scores) instead, or use W_q = W_q / np.sqrt(d_k)",
         edited(BASE, ("    q, k, v =", "    W_q /= np.sqrt(d_k)\n    q, k, v ="), ("q @ k.T / d_k ** 0.5", "q @ k.T"))),
     # ------------------------------------------------------------------ sizes and state
-    Bug("precomputed_mask_1024", "repeated_calls",
+    Bug("precomputed_mask_1024", "long_sequence",
         "the mask is sliced out of a table built once for 1024 positions (a fixed block_size), so a sequence "
         "longer than 1024 gets a mask that does not fit its scores; build the mask for the T of the call",
         edited(BASE_TABLE, ("_MASK = np.zeros((0, 0), dtype=bool)",

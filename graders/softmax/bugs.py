@@ -107,7 +107,7 @@ BUGS = [
                               "    out.reshape(-1)[:] = (e / e.sum(axis=axis, keepdims=True)).reshape(-1)\n"
                               "    return out\n"))),
     # sizes: the number of blocks of 1024 rows rounded down
-    Bug("blocks_round_down", "repeated_calls",
+    Bug("blocks_round_down", "explored",
         "the rows are taken in blocks of 1024 and the number of blocks is rounded down, so the rows after the "
         "last full block are never filled in; loop over range(0, n, 1024)",
         edited(BASE_BLOCKS, ("    for start in range(0, len(rows), 1024):\n",

@@ -141,27 +141,3 @@ def input_unchanged(impl, new, shape, axis):
     z = new.normal("z", shape, scale=2.0)
     impl.softmax(z, axis=axis)
     expect_inputs_unchanged(impl)
-
-
-@check(LAYOUT_CHECK, layout_cases([{"shape": (2, 3, 4), "axis": 1, "seed": 0},
-                                   {"shape": (3, 5), "axis": -1, "dtype": "float32", "seed": 1}]), shrink=False)
-def layouts(impl, new, ref, layout, shape, axis, dtype="float64"):
-    z = new.normal("z", shape, scale=3.0, dtype=dtype)
-    z, = new.relayout(layout, z)
-    out, source = _call(impl, z, axis)
-    expect_close(out, _ref(ref, z, axis), source, dtype)
-
-
-# (shape, axis) of successive calls: a first size, the same shape with other values, another
-# shape of the same size, larger along the axis and across it (past 4096 both ways), smaller again
-SEQUENCE = [((3, 4), -1), ((3, 4), -1), ((2, 6), -1), ((5, 9), 0), ((4097,), -1), ((4097, 2), -1), ((2, 3), -1)]
-
-
-@check("calls do not affect each other (same shape with other values, sizes past 4096, results kept)",
-       [{"dtype": "float64", "seed": 0}, {"dtype": "float32", "seed": 1}], shrink=False)
-def repeated_calls(impl, new, ref, dtype):
-    calls = []
-    for n, (shape, axis) in enumerate(SEQUENCE, 1):
-        z = new.normal(f"z{n}", shape, scale=3.0, dtype=dtype)
-        calls.append((lambda z=z, axis=axis: impl.softmax(z, axis=axis), _ref(ref, z, axis)))
-    expect_repeatable(impl, calls, dtype)

@@ -79,7 +79,9 @@ BUGS = [
     Bug("residual_added_in_place", "inputs_unchanged",
         "`x += ...` adds a residual connection the block does not have, and writes it into the caller's "
         "array; the block returns (silu(gate) * up) @ W_down alone, as a new array",
-        edited(BASE, (OUT, "    x += (silu(gate) * up) @ W_down\n    return x\n"))),
+        # stateful for the replay: what it returns is the caller's x, which later calls on the same
+        # argument objects write into again
+        edited(BASE, (OUT, "    x += (silu(gate) * up) @ W_down\n    return x\n")), stateful=True),
     # tolerance edges: a clipped exp is exact enough for most z, not for the far negative tail
     Bug("silu_clipped", "negative_tail",
         "z is clipped to [-20, 20] before the exp: sigmoid(-20) is 2e-9, so silu(-25) comes out as -5e-8 "

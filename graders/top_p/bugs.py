@@ -18,7 +18,9 @@ def top_p_probs(logits, temperature=1.0, top_p=1.0):
         raise ValueError("top_p must be in (0, 1]")
     V = logits.shape[-1]
     if temperature == 0:
-        return np.eye(V)[np.argmax(logits, axis=-1)]
+        greedy = np.zeros(logits.shape)
+        np.put_along_axis(greedy, np.argmax(logits, axis=-1)[..., None], 1.0, axis=-1)
+        return greedy
     z = logits / temperature
     z = z - z.max(axis=-1, keepdims=True)
     p = np.exp(z)
@@ -49,7 +51,9 @@ SORT = '    order = np.argsort(-p, axis=-1, kind="stable")\n'
 KEEP = "    keep = np.zeros_like(keep_sorted)\n"
 SOFTMAX = ("z = logits / temperature\n    z = z - z.max(axis=-1, keepdims=True)\n"
            "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)")
-GREEDY = "    if temperature == 0:\n        return np.eye(V)[np.argmax(logits, axis=-1)]\n"
+GREEDY = ("    if temperature == 0:\n        greedy = np.zeros(logits.shape)\n"
+          "        np.put_along_axis(greedy, np.argmax(logits, axis=-1)[..., None], 1.0, axis=-1)\n"
+          "        return greedy\n")
 TOP_P_CHECK = '    if not 0 < top_p <= 1:\n        raise ValueError("top_p must be in (0, 1]")\n'
 RNG_DEFAULT = "    if rng is None:\n        rng = np.random.default_rng()\n"
 DRAW = ("    cum = np.cumsum(probs, axis=-1)\n"
@@ -85,9 +89,11 @@ BUGS = [
     Bug("greedy_splits_ties", "temperature_zero_is_greedy",
         "at temperature 0 every token equal to the max shares the mass; greedy is one token, the first "
         "argmax (np.argmax already returns the lowest index)",
-        edited(BASE, ("return np.eye(V)[np.argmax(logits, axis=-1)]",
-                      "top = (logits == logits.max(axis=-1, keepdims=True)).astype(float)\n"
-                      "        return top / top.sum(axis=-1, keepdims=True)"))),
+        edited(BASE, ("        greedy = np.zeros(logits.shape)\n"
+                      "        np.put_along_axis(greedy, np.argmax(logits, axis=-1)[..., None], 1.0, axis=-1)\n"
+                      "        return greedy\n",
+                      "        top = (logits == logits.max(axis=-1, keepdims=True)).astype(float)\n"
+                      "        return top / top.sum(axis=-1, keepdims=True)\n"))),
     Bug("sorted_ascending", "worked_example",
         "the probabilities are sorted in increasing order, so the nucleus is built from the least likely "
         "tokens; sort by -p (most probable first)",
@@ -210,7 +216,7 @@ BUGS = [
         edited(BASE, (SORT, '    order = np.argsort(-p, axis=-1, kind="stable")[..., :1024]   # plenty of candidates\n'),
                (KEEP, "    keep = np.zeros(p.shape, dtype=bool)\n"))),
     # input layouts and aliasing
-    Bug("max_subtracted_in_place", "layouts",
+    Bug("max_subtracted_in_place", "logits_unchanged",
         "at temperature 1 the division is skipped, so z is the caller's logits and `z -= max` writes into them "
         "(and fails on a read-only array); subtract into a new array, z = z - z.max(...)",
         edited(BASE, ("z = logits / temperature\n" + SHIFT,

@@ -10,6 +10,7 @@ def causal_mask(t_q, t_k=None):
 
 
 def apply_causal_mask(scores):
-    # an additive bias, as frameworks do it, kept in the scores' own dtype
+    # an additive bias, as frameworks do it, kept in the scores' own dtype; the blocked entries
+    # are the bias itself, since NaN or +inf there plus -inf would be NaN
     bias = np.where(causal_mask(scores.shape[-2], scores.shape[-1]), -np.inf, 0.0).astype(scores.dtype)
-    return scores + bias
+    return np.where(np.isneginf(bias), bias, scores + bias)

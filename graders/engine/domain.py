@@ -1,0 +1,157 @@
+"""A kata's input domain, declared once next to its grader, for the explorer to range over.
+
+    DOMAIN = Domain(Explore(
+        "softmax", draw=draw,                       # a case -> the call's arguments, by name
+        dims={"n": Dim(big=40_000)},                # named sizes, and one past a cheap boundary
+        lead=3, axis=("axis", 1),                   # up to 3 leading axes; `axis` ranges over them
+        families=("offsets", "neg_inf", "ties"),    # value families `draw` knows besides "normal"
+        scalars={}, valid=..., invalid=(...),        # legal ranges, the call rule, the ValueErrors
+    ))
+
+A case is a plain dict: each named size, `lead` (how many leading axes), `axis`, `values`
+(the value family), each explored scalar parameter, `dtype` and `seed`. `draw(new, case)`
+turns it into arguments with `new` (graders.engine.inputs.Inputs), so the repro rebuilds
+them; everything else (call styles, layouts, sequences of calls, aliasing, comparison with
+the reference, shrinking within the valid domain) is the explorer's (graders.engine.explorer).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from graders.engine.inputs import Inputs, literal
+
+# sizes explored one at a time: 1 and 2, odd primes, and sizes that are not powers of two
+SMALL = (1, 2, 3, 5, 7, 6, 12)
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A named size: its smallest legal value, the values explored, and a large value where a
+    call stays cheap (past 32,767 for an index type, past 16,384 rows)."""
+
+    minimum: int = 1
+    small: tuple[int, ...] = SMALL
+    big: int | None = None
+    base: tuple[int, ...] = (2, 3, 4, 5)    # what it takes in a plain case: 2 or more, so that a layout shows
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """A call the contract says must raise ValueError: `make` turns a valid case into one (or
+    None when it cannot), and `why` says what is wrong with it."""
+
+    why: str
+    make: Callable[[dict], dict | None]
+
+
+@dataclass(frozen=True, eq=False)
+class Explore:
+    """One function of a kata and the calls of it that are valid."""
+
+    function: str
+    draw: Callable[[Inputs, dict], dict]
+    dims: dict[str, Dim] = field(default_factory=dict)
+    lead: int = 0                                   # leading axes explored: 0 to this many
+    axis: tuple[str, int] | None = None             # (parameter, ndim without leading axes)
+    families: tuple[str, ...] = ()                 # value families besides "normal"
+    extreme: tuple[str, ...] = ()                   # families compared with float32's extreme tolerance
+    scalars: dict[str, tuple] = field(default_factory=dict)  # parameter -> values at the ends of its range
+    valid: Callable[[dict], bool] = lambda case: True
+    invalid: tuple[Invalid, ...] = ()
+    big: tuple[dict, ...] = ()                      # whole cases past cheap boundaries (sizes only)
+    float32: bool = True
+    determined: Callable[[dict], bool] | None = None  # for a sampler: the cases whose answer is fixed
+    sequence: bool = True                           # explore sequences of calls
+    fixed: dict[str, Any] = field(default_factory=dict)  # case entries every case has
+    # for the observed relations (graders.engine.observed): the names of a tuple result's parts,
+    # the names of each part's axes (a dict, or a list of dicts, one a part), and the case's
+    # constants a wrong factor may be, by name ({"sqrt(d_head)": 1.41, ...})
+    outputs: tuple[str, ...] = ()
+    axes: Any = None
+    constants: Callable[[dict], dict] | None = None
+
+    def allows(self, case: dict) -> bool:
+        """Whether `case` is a valid call: its axis within the array, every size at least its
+        minimum, and the kata's own rule."""
+        if self.axis is not None and "axis" in case:
+            ndim = self.axis[1] + case.get("lead", 0)
+            if not -ndim <= case["axis"] < ndim:
+                return False
+        if any(case.get(k, d.minimum) < d.minimum for k, d in self.dims.items()):
+            return False
+        try:
+            return bool(self.valid(case))
+        except (KeyError, TypeError, ValueError, ZeroDivisionError):
+            return False
+
+
+@dataclass(frozen=True, eq=False)
+class Domain:
+    """Every function of a kata that the explorer ranges over."""
+
+    functions: tuple[Explore, ...]
+
+    def __init__(self, *functions: Explore):
+        object.__setattr__(self, "functions", tuple(functions))
+
+    def dimensions(self) -> dict[str, bool]:
+        """Which of the explorer's eight dimensions this domain exercises."""
+        fs = self.functions
+        return {"call styles": True,
+                "sizes": any(f.dims for f in fs),
+                "leading axes and every axis": any(f.lead or f.axis for f in fs),
+                "special values": any(f.families or f.scalars for f in fs),
+                "float64 and float32": any(f.float32 for f in fs),
+                "memory layouts": True,
+                "sequences of calls": any(f.sequence for f in fs),
+                "aliasing": True}
+
+
+# ----------------------------------------------------------------------------- values
+
+def floats(new: Inputs, name: str, shape: tuple, case: dict, scale: float = 1.0) -> np.ndarray:
+    """Standard normal entries times `scale`, in the case's dtype."""
+    return new.normal(name, shape, scale=scale, dtype=case.get("dtype", "float64"))
+
+
+def cast(value: np.ndarray, case: dict) -> tuple[np.ndarray, str]:
+    """`value` in the case's dtype, and the suffix that says so in a repro."""
+    dtype = np.dtype(case.get("dtype", "float64"))
+    return (value, "") if dtype == np.float64 else (value.astype(dtype), f".astype(np.{dtype})")
+
+
+def with_row_offsets(new: Inputs, name: str, base: np.ndarray, case: dict, axis: int = -1,
+                     size: float = 1e4) -> np.ndarray:
+    """`base` plus a different large offset for each slice along `axis`: +size, -size, 0, ...
+    (one global shift would cancel only when every slice had the same offset)."""
+    shape = [1] * base.ndim
+    shape[axis] = base.shape[axis]
+    n = int(np.prod([s for i, s in enumerate(base.shape) if i != axis % base.ndim], dtype=np.int64))
+    steps = np.array([size, -size, 0.0, size / 3, -size / 7][: max(n, 1)] * (n // 5 + 1))[:n]
+    others = [s for i, s in enumerate(base.shape) if i != axis % base.ndim]
+    offsets = np.moveaxis(steps.reshape(others + [1]), -1, axis % base.ndim)
+    value, suffix = cast(base.astype(np.float64) + offsets, case)
+    return new.let(name, value, f"{new.name_of(base) or 'base'}.astype(np.float64) + {literal(offsets)}{suffix}")
+
+
+def with_entries(new: Inputs, name: str, base: np.ndarray, case: dict, fill: float, every: int = 3,
+                 keep_axis: int = -1) -> np.ndarray:
+    """`base` with every `every`-th entry (in C order) set to `fill`, but never the first entry
+    of a slice along `keep_axis`: -inf beside finite logits, NaN where a mask will overwrite."""
+    mask = (np.arange(base.size).reshape(base.shape) % every) == 1
+    first = [slice(None)] * base.ndim
+    first[keep_axis] = 0
+    mask[tuple(first)] = False
+    where = new.array(f"{name}_where", mask)
+    value, suffix = cast(np.where(mask, fill, base.astype(np.float64)), case)
+    return new.let(name, value, f"np.where({new.name_of(where)}, {literal(np.float64(fill))}, "
+                                f"{new.name_of(base) or 'base'}.astype(np.float64)){suffix}")
+
+
+def with_ties(new: Inputs, name: str, base: np.ndarray, case: dict) -> np.ndarray:
+    """`base` rounded to whole numbers: many entries tie."""
+    value, suffix = cast(np.round(base.astype(np.float64)), case)
+    return new.let(name, value, f"np.round({new.name_of(base) or 'base'}){suffix}")

@@ -1,0 +1,227 @@
+"""The explorer: from a kata's declared input domain, the checks that range over it.
+
+A kata declares its domain once (graders/KATA/domain.py, see graders.engine.domain); the
+explorer builds, the same way at every grading, cases along the dimensions where wrong
+answers hide, and adds these checks to the kata's own:
+
+    explored        agrees with the reference at every explored size, leading axes and
+                    axis, value family, scalar at the ends of its range, and float32
+                    (runs once the kata's plain `agrees` passes)
+    invalid_calls   raises ValueError for the calls the contract rules out, at every size
+    call_styles     gives the same answer however its arguments are passed
+    layouts         gives the same answer for its inputs in any memory layout
+    repeated_calls  gives the same answer in a sequence of calls as alone
+    new_arrays      returns arrays that share no memory with its inputs or earlier results
+
+The last four compare the attempt with itself on the plain call, so a wrong formula fails
+"agrees with the reference", not a check about layouts or state. A failing case shrinks
+within the valid domain (the domain's rule holds for every smaller case tried).
+"""
+from __future__ import annotations
+
+import random
+import zlib
+from functools import lru_cache
+
+from graders.engine import calls as make
+from graders.engine import state
+from graders.engine.domain import Domain, Explore
+from graders.engine.inputs import LAYOUT_CHECK as LAYOUTS
+from graders.engine.runner import check
+
+EXPLORED = "agrees with the reference across the input domain (sizes, leading axes, every axis, special values, float32)"
+INVALID = "raises ValueError for every call the contract rules out, at every size (1 included)"
+STYLES = "gives the same answer however its arguments are passed (positionally, by keyword, defaults left out)"
+
+REPEATED = "calls do not affect each other (other sizes and dtypes, the same arrays with new values, results kept)"
+NEW_ARRAYS = "returns new arrays (no result shares memory with an input or an earlier result)"
+
+
+def checks(domain: Domain) -> dict:
+    """The explorer's checks for `domain`, by id, in the order they run."""
+    return _checks(domain)
+
+
+@lru_cache(maxsize=None)
+def _checks(domain: Domain) -> dict:
+    fns = {ex.function: ex for ex in domain.functions}
+    explored = [c for ex in domain.functions for c in explored_cases(ex)]
+    invalid = [c for ex in domain.functions for c in invalid_cases(ex)]
+    plain = [dict(base_case(ex, 0), fn=ex.function) for ex in domain.functions]
+    sequences = [c for c in plain if fns[c["fn"]].sequence]
+    out = {}
+
+    def valid(case):
+        return fns[case["fn"]].allows(case)
+
+    frozen = ("axis",) + tuple(p for ex in domain.functions for p in ex.scalars)  # what a case is about
+
+    @check(EXPLORED, explored, valid=valid, after=("agrees",), frozen=frozen, describe=describe)
+    def explored_(impl, new, ref, **case):
+        ex = fns[case["fn"]]
+        args, kwargs = make.arguments(ex, new, case, ref)
+        want = make.expected(ref, ex.function, args, kwargs)
+        if want is make.REFUSED or (ex.determined is not None and not ex.determined(case)):
+            return  # not a call whose answer the reference fixes
+        got = getattr(impl, ex.function)(*args, **kwargs)
+        make.expect_same(got, want, impl.last_call(), case.get("dtype", "float64"),
+                         extreme=case.get("values") in ex.extreme)
+
+    out["explored"] = explored_
+    if invalid:
+        @check(INVALID, invalid, valid=lambda c: True, frozen=frozen, describe=describe)
+        def invalid_calls(impl, new, ref, why, **case):
+            ex = fns[case["fn"]]
+            args, kwargs = make.arguments(ex, new, case, ref)
+            if make.expected(ref, ex.function, args, kwargs) is not make.REFUSED:
+                return  # the reference takes it: not a call the contract rules out after all
+            make.expect_value_error(getattr(impl, ex.function), args, kwargs, why)
+
+        out["invalid_calls"] = invalid_calls
+
+    @check(STYLES, plain, shrink=False, describe=describe)
+    def call_styles(impl, new, ref, **case):
+        make.expect_styles(impl, fns[case["fn"]], new, case, ref)
+
+    @check(LAYOUTS, [dict(c, layout=l) for c in plain for l in make.LAYOUTS], shrink=False, describe=describe)
+    def layouts(impl, new, ref, layout, **case):
+        make.expect_layout(impl, fns[case["fn"]], new, case, ref, layout)
+
+    out["call_styles"], out["layouts"] = call_styles, layouts
+    if sequences:
+        @check(REPEATED, sequences, shrink=False, describe=describe)
+        def repeated_calls(impl, new, ref, **case):
+            state.expect_sequence(impl, fns[case["fn"]], new, case, ref, other_case(fns[case["fn"]], case))
+
+        out["repeated_calls"] = repeated_calls
+
+    @check(NEW_ARRAYS, plain, shrink=False, describe=describe)
+    def new_arrays(impl, new, ref, **case):
+        state.expect_new_arrays(impl, fns[case["fn"]], new, case, ref)
+
+    out["new_arrays"] = new_arrays
+    for name, fn in out.items():
+        fn.__name__ = fn.__qualname__ = name
+    return out
+
+
+# ----------------------------------------------------------------------------- cases
+
+def _rng(ex: Explore, salt: str) -> random.Random:
+    return random.Random(zlib.crc32(f"{ex.function}:{salt}".encode()))
+
+
+def base_case(ex: Explore, seed: int) -> dict:
+    """Small sizes, all different where their palettes allow (so that two formulas that
+    differ do not give the same number by chance), two leading axes where the function
+    takes them (flattening them copies an array in another layout), plain values, float64."""
+    rng = _rng(ex, f"base{seed}")
+    for _ in range(50):
+        case, used = {}, set()
+        for name, dim in ex.dims.items():
+            choices = [v for v in dim.base if v not in used and v >= dim.minimum] or list(dim.base)
+            case[name] = rng.choice(choices)
+            used.add(case[name])
+        case.update(lead=min(2, ex.lead), values="normal", dtype="float64", seed=seed, fn=ex.function)
+        case.update(ex.fixed)  # the domain's own plain values win
+        if ex.allows(case):
+            return case
+    raise ValueError(f"the domain of {ex.function} declares no valid small case")
+
+
+def explored_cases(ex: Explore) -> list[dict]:
+    """The cases of `explored`: each size one at a time, leading axes, every axis, each value
+    family, each scalar at its ends, float32, random mixes of all, and the large cases."""
+    rng, out, n = _rng(ex, "explore"), [], [0]
+
+    def add(**changes):
+        n[0] += 1
+        case = dict(base_case(ex, n[0] % 7), **changes, seed=100 + n[0])
+        if ex.allows(case):
+            out.append(case)
+
+    for name, dim in ex.dims.items():
+        for v in dim.small:
+            add(**{name: v})
+    for lead in range(1, ex.lead + 1):
+        add(lead=lead)
+    if ex.axis is not None:
+        for axis in range(-(ex.axis[1] + ex.lead), ex.axis[1] + ex.lead):
+            add(lead=ex.lead, axis=axis)
+    for family in ex.families:
+        add(values=family)
+        if ex.float32:
+            add(values=family, dtype="float32", lead=min(1, ex.lead))
+    for param, values in ex.scalars.items():
+        for v in values:
+            add(**{param: v})
+    for _ in range(8 if ex.float32 else 6):
+        add(**_mixed(ex, rng))
+    for big in ex.big:
+        add(**big)
+    return _unique(out)
+
+
+def _mixed(ex: Explore, rng: random.Random) -> dict:
+    """A case with every choice drawn: sizes, leading axes, axis, family, scalars, dtype."""
+    case = {name: rng.choice([v for v in dim.small + dim.base if v >= dim.minimum]) for name, dim in ex.dims.items()}
+    case["lead"] = rng.randint(0, ex.lead)
+    if ex.axis is not None:
+        ndim = ex.axis[1] + case["lead"]
+        case["axis"] = rng.randrange(-ndim, ndim)
+    case["values"] = rng.choice(("normal",) + ex.families)
+    for param, values in ex.scalars.items():
+        if rng.random() < 0.5:
+            case[param] = rng.choice(values)
+    case["dtype"] = rng.choice(("float64", "float32")) if ex.float32 else "float64"
+    return case
+
+
+def other_case(ex: Explore, case: dict) -> dict:
+    """Another valid case with larger sizes, for a sequence of calls."""
+    for grow in (2, 1):
+        other = dict(case, **{k: case[k] + grow + i for i, k in enumerate(ex.dims)})
+        if ex.allows(other):
+            return other
+    return dict(case)
+
+
+def invalid_cases(ex: Explore) -> list[dict]:
+    """Each invalid call at the smallest sizes and at ordinary ones."""
+    out = []
+    smallest = dict(base_case(ex, 1), **{k: d.minimum for k, d in ex.dims.items()})
+    starts = [c for c in (smallest, base_case(ex, 2), base_case(ex, 3)) if ex.allows(c)]
+    for bad in ex.invalid:
+        for start in starts:
+            made = bad.make(dict(start))
+            if made is not None:
+                out.append(dict(made, why=bad.why))
+    return _unique(out)
+
+
+def _unique(cases: list[dict]) -> list[dict]:
+    seen, out = set(), []
+    for c in cases:
+        key = repr(sorted((k, v) for k, v in c.items() if k != "seed"))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def describe(case: dict) -> str:
+    """The words for a case in a message: 'n=5, 2 leading axes, axis=0, values: offsets, float32'."""
+    parts = []
+    for k, v in case.items():
+        if k in ("seed", "fn", "why", "layout") or (k == "lead" and not v) or (k == "values" and v == "normal"):
+            continue
+        if k == "lead":
+            parts.append(f"{v} leading ax{'is' if v == 1 else 'es'}")
+        elif k == "values":
+            parts.append(f"values: {v}")
+        elif k == "dtype":
+            parts.append(v)
+        else:
+            parts.append(f"{k}={v}")
+    return ", ".join(parts)
+

@@ -1,0 +1,96 @@
+"""What the attempt's process keeps between calls, for the checks about state and aliasing.
+
+A call made with `keep_args` leaves its argument objects here; a later call may be made
+on those same objects (`args_from`), after new contents are written into them
+(`assign`): a cache keyed by `id()` or by shape shows. A result kept for `fetch` may be
+changed in place (`poke`), as a caller may change what it was given: a function that
+hands out its own buffer shows. And after every call, the arrays of its result are
+compared with the arrays of its arguments and of every result still kept: a result that
+shares memory with either is reported (`shares`), by where it sits in each.
+
+Only the standard library and NumPy may be imported here: the attempt's process uses it.
+"""
+from __future__ import annotations
+
+from graders.engine.wire import _np
+
+MAX_ARRAYS = 64         # arrays looked at in one result, one argument list, the kept results
+SHARE_WORK = 100_000    # np.shares_memory's budget: a layout too hard to decide counts as not shared
+
+
+def arrays(value, path: tuple = (), depth: int = 0):
+    """(path, array) for every ndarray in `value` (tuples, lists and dict values walked)."""
+    np = _np()
+    if isinstance(value, np.ndarray):
+        yield path, value
+    elif depth < 4 and isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            yield from arrays(v, path + (i,), depth + 1)
+    elif depth < 4 and isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, (str, int)):
+                yield from arrays(v, path + (k,), depth + 1)
+
+
+def _first(pairs, n: int = MAX_ARRAYS) -> list:
+    out = []
+    for pair in pairs:
+        if len(out) >= n:
+            break
+        out.append(pair)
+    return out
+
+
+def _share(a, b) -> bool:
+    np = _np()
+    if a.size == 0 or b.size == 0 or not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=SHARE_WORK))
+    except Exception:  # too hard to decide: say nothing rather than guess
+        return False
+
+
+def shares(result, args: tuple, kwargs: dict, kept: dict) -> list:
+    """[(path in the result, ("argument", key, path) or ("result", call id, path))] for every
+    result array that shares memory with an argument's array or a kept result's."""
+    out = []
+    mine = _first(arrays(result))
+    if not mine:
+        return out
+    theirs = [(("argument", key, p), a) for key, v in [*enumerate(args), *kwargs.items()]
+              for p, a in _first(arrays(v))]
+    theirs += [(("result", cid, p), a) for cid, v in list(kept.items())[-MAX_ARRAYS:]
+               for p, a in _first(arrays(v), 8)]
+    for path, a in mine:
+        for where, b in theirs:
+            if _share(a, b):
+                out.append([list(path), [where[0], where[1], list(where[2])]])
+                break
+    return out
+
+
+def arguments(request: dict, kept_args: dict):
+    """The call's (args, kwargs): those sent, or the objects of an earlier call kept with
+    `keep_args`, with new contents written into them first (`assign`: key -> array)."""
+    source = request.get("args_from")
+    if source is None:
+        return request["args"], request["kwargs"]
+    args, kwargs = kept_args[source]
+    np = _np()
+    for key, new in (request.get("assign") or {}).items():
+        target = args[key] if isinstance(key, int) else kwargs[key]
+        np.copyto(target, new)
+    return args, kwargs
+
+
+def poke(result, value: float) -> list:
+    """Write `value` into every array of a kept result, in place, as a caller may; the paths
+    of the arrays that could not be written (read-only)."""
+    refused = []
+    for path, a in _first(arrays(result)):
+        try:
+            a[...] = value
+        except (ValueError, TypeError):
+            refused.append(list(path))
+    return refused

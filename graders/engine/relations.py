@@ -1,0 +1,290 @@
+"""What a wrong answer is, observed: plain sentences relating the candidate's output to the
+reference's.
+
+When a grader finds that the candidate's output differs from the reference's for the same
+call, `observe(got, want, ...)` tests a fixed list of exact relations between the two and
+returns one short English sentence for each relation that holds, most specific first:
+
+- a rearrangement of axes: the reference transposed, or any two axes swapped (also when the
+  shapes differ by that swap);
+- along one axis: the reference's slices in another order, every slice equal to the same
+  slice of the reference, or the slices shifted by one position;
+- a scalar factor (named when it is one of the case's constants, its inverse, 2, 1/2), the
+  reference negated, a constant offset, an input of the call added or subtracted, the
+  input itself, the reference renormalised along another axis, the output all zeros;
+- the output summing to 1 along another axis than the reference;
+- the pattern of the entries where the two agree: a triangle of the last two axes, the
+  first or last k positions along an axis, some indices along an axis, the first or second
+  half, the even or odd indices, else a count;
+- for scalars, the exact ratio or difference of integers, a named factor, the opposite sign;
+- for several outputs, which ones agree, and the relations of the others.
+
+Every relation is verified on every entry within `rtol`/`atol` (entries where both are
+NaN, or the same infinity, are left out), never fitted approximately, and a relation that
+could hold by accident (a single entry, slices that repeat, a reference that is constant)
+is not claimed. `observe` never raises: what cannot be compared gives no sentence.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from graders.engine.array_relations import (_all_close, _along_axis_relations, _axes_relation, _axis_perms,
+                                            _close, _pattern, _sums_relation, _swap_of, _tempered_relation,
+                                            _to_array,
+                                            _value_relations)
+from graders.engine.wording import (Finding, MAX_SENTENCES, R_FACTOR, R_LEAD, R_OFFSET, R_SHAPE,
+                                    R_SWAPPED_PARTS, _Words, _bare, _constants, _is_plural, _listing,
+                                    _ordinal, _shape)
+
+__all__ = ["observe", "Finding", "findings"]
+
+
+# ----------------------------------------------------------------------------- one output
+
+def _scalar(g: float, v: float, w: _Words) -> list[Finding]:
+    if not (math.isfinite(g) and math.isfinite(v)):
+        return []
+    subj, rv = w.subject, w.ref_value
+    is_ = w.verb("is", "are")
+    integral = g == int(g) and v == int(v) and abs(g) < 2 ** 53 and abs(v) < 2 ** 53
+    if integral:
+        gi, vi = int(g), int(v)
+        pair = f"({gi} instead of {vi})"
+        if vi != 0 and gi != 0 and gi % vi == 0:
+            k = gi // vi
+            if k == -1:
+                return [Finding(R_FACTOR, "opposite_sign", f"{subj} {is_} {rv} with the opposite sign {pair}", (-1,))]
+            return [Finding(R_FACTOR, "ratio", f"{subj} {is_} {w.number(k, generic=False)} times {rv} {pair}", (k,))]
+        if vi != 0 and gi != 0 and vi % gi == 0:
+            k = vi // gi
+            frac = f"1/{k}" if k > 0 else f"-1/{-k}"
+            _, names = w.names_of(1.0 / k, generic=False)
+            frac += f" ({' or '.join(names)})" if names else ""
+            return [Finding(R_FACTOR, "ratio", f"{subj} {is_} {frac} of {rv} {pair}", (1.0 / k,))]
+        d = gi - vi
+        more = "more" if d > 0 else "less"
+        return [Finding(R_OFFSET, "difference", f"{subj} {is_} {w.number(abs(d), generic=False)} {more} "
+                        f"than {rv} {pair}", (d,))]
+    out: list[Finding] = []
+    if v != 0:
+        c = g / v
+        if abs(c + 1.0) <= w.name_tol and math.isclose(g, -v, rel_tol=w.rtol, abs_tol=w.atol):
+            return [Finding(R_FACTOR, "opposite_sign", f"{subj} {is_} {rv} with the opposite sign", (-1,))]
+        known, _ = w.names_of(c)
+        if known is not None and math.isclose(g, known * v, rel_tol=w.rtol, abs_tol=w.atol):
+            out.append(Finding(R_FACTOR, "factor", f"{subj} {is_} {rv} times {w.number(c)}", (known,)))
+    d = g - v
+    if not out and d != 0:
+        known, _ = w.names_of(abs(d), generic=False)
+        if known is not None and math.isclose(g, v + math.copysign(known, d), rel_tol=w.rtol, abs_tol=w.atol):
+            sign = "plus" if d > 0 else "minus"
+            out.append(Finding(R_OFFSET, "offset", f"{subj} {is_} {rv} {sign} {w.number(abs(d), generic=False)}",
+                               (d,)))
+    return out
+
+
+def _shapes(G: np.ndarray, W: np.ndarray, w: _Words) -> list[Finding]:
+    gs, ws = G.shape, W.shape
+    base = f"{w.subject} {w.verb('has', 'have')} shape {_shape(gs)} where {w.ref} has {_shape(ws)}"
+    if G.size != W.size:
+        return []
+    empty = G.size == 0
+    if len(gs) == len(ws) and sorted(gs) == sorted(ws):
+        if not empty:
+            nd = len(ws)
+            for p in _axis_perms(ws, gs):
+                if not _all_close(G, np.transpose(W, p), w):
+                    continue
+                swap = _swap_of(p)
+                if swap == (nd - 2, nd - 1):
+                    what = f"{w.last_two(nd)} are swapped"
+                elif swap:
+                    what = f"{w.axes_pair(*swap)} are swapped"
+                else:
+                    what = f"it is {w.ref} with its axes in the order {_shape(p)}"
+                return [Finding(R_SHAPE, "transposed_shape", f"{base}: {what}", (p,))]
+        return [Finding(R_SHAPE, "shape", base)]
+    if [d for d in gs if d != 1] == [d for d in ws if d != 1]:
+        if not empty and _all_close(G.reshape(ws), W, w):
+            extra = len(gs) > len(ws)
+            long_, short = (gs, ws) if extra else (ws, gs)
+            where = _unit_axes(long_, short)
+            if where is not None and where:
+                count = len(where)
+                noun = "axis" if count == 1 else "axes"
+                label = (", ".join(w.ax(i) for i in where) if not extra else
+                         ", ".join(f"axis {i}" for i in where))
+                kind = "an extra" if extra and count == 1 else "extra" if extra else \
+                    "a missing" if count == 1 else "missing"
+                return [Finding(R_SHAPE, "unit_axis", f"{base}: {kind} {noun} of size 1 ({label}), "
+                                f"with the same values", (extra, tuple(where)))]
+            return [Finding(R_SHAPE, "unit_axis", f"{base}: the same values, with axes of size 1 "
+                            f"added or removed", ())]
+        return [Finding(R_SHAPE, "shape", base)]
+    if not empty and _all_close(G.reshape(ws), W, w):
+        return [Finding(R_SHAPE, "reshaped", f"{base}: the same values in the same order (a reshape of "
+                        f"{w.ref})")]
+    return []
+
+
+def _unit_axes(long_: tuple, short: tuple) -> list[int] | None:
+    """Positions in `long_` of the axes of length 1 that `short` does not have."""
+    where, p = [], 0
+    for i, d in enumerate(long_):
+        if p < len(short) and d == short[p]:
+            p += 1
+        elif d == 1:
+            where.append(i)
+        else:
+            return None
+    return where if p == len(short) else None
+
+
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype.kind == "b")
+
+
+def _single(got: Any, want: Any, w: _Words, inputs: dict[str, np.ndarray]) -> list[Finding]:
+    G, W = _to_array(got), _to_array(want)
+    if G is None or W is None:
+        return []
+    if G.shape != W.shape:
+        return _shapes(G, W, w)
+    if G.size == 0:
+        return []
+    M = _close(G, W, w)
+    if M.all():
+        return []
+    if G.size == 1:
+        if _is_bool(got) or _is_bool(want):
+            return []  # true and false are not numbers to relate
+        return _scalar(float(G.flat[0]), float(W.flat[0]), w)
+    exact = _axes_relation(G, W, w) + _along_axis_relations(G, W, w) + _value_relations(G, W, w, inputs)
+    exact = exact or _tempered_relation(G, W, w)
+    if exact:
+        return exact
+    return _sums_relation(G, W, w) + _pattern(M, w)
+
+
+# ----------------------------------------------------------------------------- several outputs
+
+def _agrees(got: Any, want: Any, w: _Words) -> bool:
+    if got is None and want is None:
+        return True
+    G, W = _to_array(got), _to_array(want)
+    return G is not None and W is not None and _all_close(G, W, w)
+
+
+def _axes_for(axes: Any, i: int, name: str) -> dict | None:
+    if isinstance(axes, (list, tuple)):
+        return axes[i] if i < len(axes) and isinstance(axes[i], dict) else None
+    if isinstance(axes, dict) and axes and all(isinstance(v, dict) for v in axes.values()):
+        part = axes.get(name, axes.get(i))
+        return part if isinstance(part, dict) else None
+    return axes if isinstance(axes, dict) else None
+
+
+def _ndim(x: Any) -> int:
+    a = _to_array(x)
+    return a.ndim if a is not None else 0
+
+
+def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict | None = None,
+             what: str = "the output", axes: dict | None = None, rtol: float = 1e-6, atol: float = 1e-9,
+             names: tuple = ()) -> list[Finding]:
+    """Every relation that holds, most specific first (`observe` keeps the first few texts)."""
+    rtol, atol = float(rtol), float(atol)
+    if not (math.isfinite(rtol) and math.isfinite(atol)) or rtol < 0 or atol < 0:
+        return []
+    what = what if isinstance(what, str) and what else "the output"
+    consts = _constants(constants)
+    arrays = {}
+    for name, a in (inputs or {}).items():
+        A = _to_array(a)
+        if A is not None and isinstance(name, str):
+            arrays[name] = A
+
+    def words(subject, ref, ref_value, part_axes, ndim):
+        return _Words(subject, ref, ref_value, part_axes, ndim, consts, rtol, atol)
+
+    seq = (tuple, list)
+    if isinstance(want, seq):
+        n = len(want)
+        part_names = [names[i] if i < len(names) and isinstance(names[i], str) and names[i] else _ordinal(i)
+                      for i in range(n)]
+        refs = [f"the reference's {_bare(nm)}" for nm in part_names]
+        if not isinstance(got, seq):
+            w = words(what, "the reference", "the reference's value", None, _ndim(got))
+            for j in range(n):
+                if _agrees(got, want[j], w):
+                    text = (f"{what} {w.verb('is', 'are')} a single result equal to {refs[j]}, where the reference "
+                            f"returns {n} outputs ({', '.join(part_names)})")
+                    return [Finding(R_LEAD, "one_part", text, (j,))]
+            return []
+        if len(got) != n:
+            w = words(what, "the reference", "the reference's value", None, 0)
+            parts = "part" if len(got) == 1 else "parts"
+            return [Finding(R_LEAD, "length", f"{what} {w.verb('has', 'have')} {len(got)} {parts} where the "
+                            f"reference has {n}", (len(got), n))]
+        out: list[Finding] = []
+        ok = []
+        for i in range(n):
+            w = words(part_names[i], refs[i], refs[i], _axes_for(axes, i, part_names[i]), _ndim(want[i]))
+            ok.append(_agrees(got[i], want[i], w))
+        good = [part_names[i] for i in range(n) if ok[i]]
+        bad = [part_names[i] for i in range(n) if not ok[i]]
+        if not bad:
+            return []
+        if good:
+            agree = "agree" if len(good) > 1 or _is_plural(good[0]) else "agrees"
+            differ = "differ" if len(bad) > 1 or _is_plural(bad[0]) else "differs"
+            out.append(Finding(R_LEAD, "parts", f"{_listing(good)} {agree} with the reference; "
+                               f"{_listing(bad)} {differ}", (tuple(good), tuple(bad))))
+        for i in (i for i in range(n) if not ok[i]):
+            w = words(part_names[i], refs[i], refs[i], _axes_for(axes, i, part_names[i]), _ndim(want[i]))
+            other = next((j for j in range(n) if j != i and _agrees(got[i], want[j], w)), None)
+            if other is not None:
+                out.append(Finding(R_SWAPPED_PARTS, "other_part",
+                                   f"{part_names[i]} {w.verb('equals', 'equal')} {refs[other]}", (i, other)))
+                continue
+            out.extend(_single(got[i], want[i], w, arrays))
+        return sorted(out, key=lambda f: f.rank)
+
+    if isinstance(got, seq):
+        w = words(what, "the reference", "the reference's value", axes, _ndim(want))
+        G, W = _to_array(got), _to_array(want)
+        if G is not None and W is not None and G.shape == W.shape:
+            return sorted(_single(G, W, w, arrays), key=lambda f: f.rank)
+        kind = "tuple" if isinstance(got, tuple) else "list"
+        for i, part in enumerate(got):
+            if _agrees(part, want, w):
+                return [Finding(R_LEAD, "in_part", f"{what} {w.verb('is', 'are')} a {kind} of {len(got)} whose "
+                                f"element {i} equals the reference", (i,))]
+        return sorted(_single(G, W, w, arrays), key=lambda f: f.rank) if G is not None else []
+    w = words(what, "the reference", "the reference's value", axes, _ndim(want))
+    return sorted(_single(got, want, w, arrays), key=lambda f: f.rank)
+
+
+def observe(got: Any, want: Any, *, inputs: dict[str, np.ndarray] | None = None,
+            constants: dict[str, float] | None = None, what: str = "the output",
+            axes: dict[int, str] | None = None, rtol: float = 1e-6, atol: float = 1e-9,
+            names: tuple[str, ...] = ()) -> list[str]:
+    """Short sentences, most specific first (at most four), each a relation between `got`
+    (what the candidate returned) and `want` (what the reference returned for the same
+    call) that was verified on every entry. [] when they agree or nothing holds.
+
+    `inputs` are the call's arrays by name (for "plus the input x"); `constants` are named
+    numbers of the case a factor could be ("sqrt(d_head)": 2.0), to which 2, 1/2, -1 and
+    the inverse of each are added; `axes` names axes ({1: "heads"}; negative keys allowed;
+    for several outputs also a list of such dicts, one per output, or a dict of them by
+    name); `names` names several outputs ("y", "the weights")."""
+    try:
+        with np.errstate(all="ignore"):
+            found = findings(got, want, inputs=inputs, constants=constants, what=what, axes=axes,
+                             rtol=rtol, atol=atol, names=names)
+    except Exception:  # an explanation is a courtesy: it never breaks a grading
+        return []
+    return [f.text for f in found[:MAX_SENTENCES]]

@@ -1,0 +1,210 @@
+"""The explorer's checks about state: a sequence of calls, and results that share memory.
+
+A sequence (expect_sequence) makes, in one process of the attempt:
+  1. a plain call, float64;
+  2. the same call again on the very same argument objects, new values written into them
+     (a cache keyed by `id()` or by shape shows, and so does one buffer for every call);
+  3. a call at larger sizes in float32;
+  4. the sizes of step 1 in another order, float64 (a buffer kept by number of entries shows);
+  5. a call with step 1's shapes in float32 (a cache that ignores the dtype shows);
+then fetches every result again (a buffer that later calls overwrite shows), and makes
+  6. step 1's values again in new objects, after the caller wrote into what step 1 returned
+     (a function that hands out an array it keeps shows).
+A result that differs from the reference counts against the sequence only when the same call
+made alone, in a new process, gives something else: a wrong formula is not a state problem.
+"""
+from __future__ import annotations
+
+from graders.engine import calls as make
+from graders.engine.domain import Explore
+from graders.engine.failures import AttemptRaised, CheckFailed
+from graders.engine.inputs import Inputs
+from graders.engine.recorder import _differs
+from graders.engine.vocabulary import _first_difference
+
+POKED = 7.0   # what the caller writes into a result it was given
+
+
+def expect_sequence(impl, ex: Explore, new: Inputs, case: dict, ref, other: dict) -> None:
+    if ex.determined is not None and not ex.determined(case):
+        return
+    params = make.parameters(ref, ex.function)
+    fn = getattr(impl, ex.function)
+    steps = []                       # (call, what it returned, what the reference gives, dtype)
+    with impl.options(keep=True, keep_args=True):
+        first = _step(impl, ex, new, dict(case), ref, params, steps, "1")
+        if first is None:
+            return
+        single = "float32" if ex.float32 else "float64"
+        _again(impl, ex, new, dict(case), ref, params, steps, first)
+        _step(impl, ex, new, dict(other, dtype=single), ref, params, steps, "3")
+        _step(impl, ex, new, _swapped(ex, case), ref, params, steps, "4")
+        _step(impl, ex, new, dict(case, dtype=single), ref, params, steps, "5")
+        try:
+            changed = _fetched(impl, steps)
+            refused = impl.poke(first[0], POKED)
+            plain = first[0].source
+            first[0].source = f"(out1 := {plain})"  # the repro keeps what call 1 returned, to write into it
+            write = (f"[a.__setitem__(Ellipsis, {POKED}) for a in (out1 if isinstance(out1, tuple) else [out1]) "
+                     f"if isinstance(a, np.ndarray)]")
+            again = fn.send(first[3], first[4], {"args": list(first[3]), "kwargs": first[4]}, f"({write}, {plain})[1]")
+            steps.append((impl.grading.calls[-1], again, first[2], case.get("dtype", "float64")))
+            _judge(impl, ex, steps, params, refused)
+            if changed:
+                n, call, out, now = changed[0]
+                raise CheckFailed(f"what call {n} of {len(steps)}, {call.source}, returned was changed by the calls "
+                                  f"made after it{_first_difference(out, now)}: a result must stay as it was returned",
+                                  kind="stale")
+        finally:
+            impl.forget()
+
+
+def _fetched(impl, steps: list) -> list:
+    """Every result fetched again from the attempt's process after the last call: (n, call,
+    what it returned, what it holds now) for each that changed."""
+    changed, last = [], steps[-1][0].id
+    for n, (call, out, _, _) in enumerate(steps, 1):
+        now = impl.fetch(call)
+        call.later, call.later_seen, call.later_after = now, True, last
+        if _differs(out, now):
+            changed.append((n, call, out, now))
+    return changed
+
+
+def _step(impl, ex, new, case, ref, params, steps, suffix):
+    """One call of the sequence, on inputs named with `suffix`; (call, out, want, args, kwargs)."""
+    new.suffix = suffix
+    try:
+        args, kwargs = make.split(ex.draw(new, case), params)
+    finally:
+        new.suffix = ""
+    want = make.expected(ref, ex.function, args, kwargs)
+    if want is make.REFUSED:
+        return None
+    out = getattr(impl, ex.function)(*args, **kwargs)
+    call = impl.grading.calls[-1]
+    steps.append((call, out, want, case.get("dtype", "float64")))
+    return call, out, want, args, kwargs
+
+
+def _again(impl, ex, new, case, ref, params, steps, first) -> None:
+    """Step 1's call once more on its own argument objects, new values written into its arrays."""
+    call = first[0]
+    new.suffix = "2"
+    try:
+        args, kwargs = make.split(ex.draw(new, case), params)
+    finally:
+        new.suffix = ""
+    assign = {k: v for k, v in [*enumerate(args), *kwargs.items()]
+              if _plain_array(v) and _plain_array(_arg(call, k)) and v.shape == _arg(call, k).shape}
+    if not assign:
+        return
+    args = tuple(assign.get(i, a) for i, a in enumerate(call.args))
+    kwargs = {k: assign.get(k, v) for k, v in call.kwargs.items()}
+    want = make.expected(ref, ex.function, args, kwargs)
+    if want is make.REFUSED:
+        return
+    out = impl.again(call, assign)
+    steps.append((impl.grading.calls[-1], out, want, case.get("dtype", "float64")))
+
+
+def _swapped(ex: Explore, case: dict) -> dict:
+    """Step 1's case with two of its sizes exchanged (the same numbers in another order)."""
+    names = [k for k in ex.dims if case.get(k) is not None]
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if case[a] != case[b]:
+                other = dict(case, **{a: case[b], b: case[a]})
+                if ex.allows(other):
+                    return other
+    return dict(case)
+
+
+def _arg(call, key):
+    return call.args[key] if isinstance(key, int) else call.kwargs.get(key)
+
+
+def _plain_array(v) -> bool:
+    import numpy as np
+
+    return isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.ndim > 0
+
+
+def _judge(impl, ex: Explore, steps: list, params, refused: list) -> None:
+    """Each step agrees with the reference, or gives what the same call gives alone."""
+    alone = None
+    try:
+        for n, (call, out, want, dtype) in enumerate(steps, 1):
+            try:
+                make.expect_same(out, want, f"call {n} of {len(steps)}, {call.source}", dtype)
+                continue
+            except CheckFailed as failure:
+                differs = failure
+            if alone is None:
+                alone = impl.fresh()
+            if _same_alone(alone, call, out, dtype):
+                continue  # a wrong answer, but not one that the earlier calls caused
+            why = _why(n, refused)
+            raise CheckFailed(f"{differs.message}; the same call made first, in a new process, gives something "
+                              f"else: {why}", kind="stale")
+    finally:
+        if alone is not None:
+            alone.box.close()
+
+
+def _same_alone(alone, call, out, dtype) -> bool:
+    try:
+        by_itself = getattr(alone, call.function)(*call.args, **call.kwargs)
+    except AttemptRaised:
+        return False
+    try:
+        make.expect_same(out, by_itself, "", dtype)
+        return True
+    except CheckFailed:
+        return False
+
+
+def _why(n: int, refused: list) -> str:
+    if n == 2:
+        return "the answer depends on the argument objects, not on their values (a cache keyed by id() or shape?)"
+    if n == 5:
+        return "the answer depends on the calls before it (a cache that ignores the dtype?)"
+    if n == 6:
+        return (f"the caller wrote {POKED:g} into what call 1 returned, and this call gave it back (a result that "
+                f"the function keeps and returns again?)")
+    return "the answer depends on the calls before it"
+
+
+def expect_new_arrays(impl, ex: Explore, new: Inputs, case: dict, ref) -> None:
+    """No result of this check's two calls, or of any call of the grading so far, shares memory
+    with its inputs or with a result of an earlier call that is still held."""
+    params = make.parameters(ref, ex.function)
+    fn = getattr(impl, ex.function)
+    with impl.options(keep=True):
+        for suffix, seed in (("1", new.seed), ("2", new.seed + 3)):
+            new.suffix = suffix
+            try:
+                args, kwargs = make.split(make.fresh_generators(ex.draw(new, dict(case, seed=seed))), params)
+            finally:
+                new.suffix = ""
+            fn(*args, **kwargs)
+    impl.forget()
+    shared = next((c for c in impl.grading.shared if c.function == ex.function), None)
+    if shared is not None:
+        raise _shared(impl, shared, [p.name for p in params])
+
+
+def _shared(impl, call, names: list[str]) -> CheckFailed:
+    path, (kind, key, inner) = call.shares[0]
+    part = "what it returned" if not path else f"part {path} of what it returned"
+    if kind == "argument":
+        name = names[key] if isinstance(key, int) and key < len(names) else str(key)
+        where = f"its input {name}" + (f" (part {inner})" if inner else "")
+        lesson = "a view of an input is not a new array: the caller's array would change with it"
+    else:
+        earlier = next((c for c in impl.grading.history if c.id == key), None)
+        where = f"what an earlier call{f', {earlier.source},' if earlier else ''} returned"
+        lesson = "a buffer kept between calls: the caller's earlier result would change with it"
+    failure = CheckFailed(f"{part} by {call.source} shares memory with {where}: {lesson}", kind="shared")
+    failure.calls, failure.earlier = [call], call if call.check != impl.grading.check else None
+    return failure

@@ -1,0 +1,64 @@
+"""The input domain of flash_attention(q, k, v, block_size=128, causal=True).
+
+Sizes t_q, t_k and d, up to two leading axes; block_size from 1 to past T; causal or not
+(causal needs t_q <= t_k). Value families: `huge` (scores of 1e3 and more), `row_scales`
+(queries of very different lengths, so the rows of scores lie far apart), `zeros` (a query
+and a key of zeros: scores of exactly 0).
+"""
+import numpy as np
+
+from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+
+ROW_SCALES = np.array([1.0, 30.0, 1e-3, 6.0, 0.3, 18.0])
+
+
+def draw(new, case: dict) -> dict:
+    lead = tuple(range(2, 2 + case["lead"]))
+    t_q, t_k, d, family = case["t_q"], case["t_k"], case["d"], case["values"]
+    scale = 6.0 * np.sqrt(d) ** 0.5 if family == "huge" else 1.0
+    q = floats(new, "q", (*lead, t_q, d), case, scale=scale)
+    k = floats(new, "k", (*lead, t_k, d), case, scale=scale)
+    v = floats(new, "v", (*lead, t_k, d), case)
+    if family == "row_scales":
+        value, suffix = cast(q.astype(np.float64) * np.resize(ROW_SCALES, t_q)[:, None], case)
+        q = new.let("q", value, f"{new.name_of(q)}.astype(np.float64) * np.resize({ROW_SCALES.tolist()}, {t_q})"
+                                f"[:, None]{suffix}")
+    elif family == "zeros":
+        q = new.let("q", _zero_first(q), f"np.concatenate([0 * {new.name_of(q)}[..., :1, :], "
+                                         f"{new.name_of(q)}[..., 1:, :]], axis=-2)")
+        k = new.let("k", _zero_first(k), f"np.concatenate([0 * {new.name_of(k)}[..., :1, :], "
+                                         f"{new.name_of(k)}[..., 1:, :]], axis=-2)")
+    values = {"q": q, "k": k, "v": v}
+    values.update({name: case[name] for name in ("block_size", "causal") if name in case})
+    return values
+
+
+def _zero_first(a: np.ndarray) -> np.ndarray:
+    out = a.copy()
+    out[..., :1, :] = 0
+    return out
+
+
+def _valid(case: dict) -> bool:
+    return (not case.get("causal", True) or case["t_q"] <= case["t_k"]) and case.get("block_size", 1) >= 1
+
+
+DOMAIN = Domain(Explore(
+    "flash_attention", draw,
+    dims={"t_q": Dim(base=(3, 4, 5)), "t_k": Dim(base=(5, 6, 7)), "d": Dim(base=(2, 3))},
+    lead=2,
+    families=("huge", "row_scales", "zeros"),
+    extreme=("huge", "row_scales"),
+    scalars={"block_size": (1, 2, 3, 5, 64, 1000), "causal": (False, True)},
+    valid=_valid,
+    invalid=(Invalid("causal with more queries than keys: the first query would see no key",
+                     lambda c: dict(c, t_q=c["t_k"] + 1, causal=True)),
+             Invalid("block_size must be at least 1", lambda c: dict(c, block_size=0)),
+             Invalid("block_size must be at least 1", lambda c: dict(c, block_size=-2))),
+    big=({"t_q": 1, "t_k": 40_000, "d": 2, "lead": 0, "block_size": 128},
+         {"t_q": 3, "t_k": 33_000, "d": 1, "lead": 0, "block_size": 1000, "causal": False}),
+    fixed={"block_size": 2},
+    axes={-2: "query positions", -1: "features"},
+    constants=lambda c: {"sqrt(d)": np.sqrt(c["d"]), "d": c["d"], "T_k": c["t_k"], "T_q": c["t_q"],
+                         "block_size": c.get("block_size", 128)},
+))

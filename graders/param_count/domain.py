@@ -1,0 +1,87 @@
+"""The input domain of llama_param_counts(vocab_size, d_model, n_layers, n_heads, n_kv_heads,
+d_ff, tie_embeddings=False) and weight_gib(n_params, bits).
+
+Sizes vocab_size, n_layers, n_kv_heads, group (query heads per KV head), d_head and d_ff:
+n_heads = n_kv_heads * group and d_model = n_heads * d_head, so every explored call is
+valid, odd d_head included; a case may give n_heads or d_model outright (the ValueErrors).
+Base values differ from one another (n_kv_heads != group: sizing the KV projections by the
+group gives the same count only when n_kv_heads**2 == n_heads). tie_embeddings both ways
+(True in plain cases, so that call styles pass it positionally and by keyword, and compare
+False given with False left out). Large cases: the 8B and 405B configurations, whose
+products pass 2**31 (an int32 anywhere wraps). weight_gib: bits from 1 to 32 (bits // 8 is
+0 at 4), n_params from 2**20 (below it the float tolerance's atol of 1e-9 GiB decides nothing)
+to 4e11 and past 2**53.
+"""
+from graders.engine.domain import Dim, Domain, Explore, Invalid
+
+ARGS = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff")
+
+
+def arguments(case: dict) -> dict:
+    """The six sizes of a case: n_heads and d_model from the group and d_head unless given."""
+    n_heads = case["n_kv_heads"] * case["group"]
+    d_model = case.get("d_model", n_heads * case["d_head"])
+    n_heads = case.get("n_heads", n_heads)
+    return {"vocab_size": case["vocab_size"], "d_model": d_model, "n_layers": case["n_layers"],
+            "n_heads": n_heads, "n_kv_heads": case["n_kv_heads"], "d_ff": case["d_ff"]}
+
+
+def draw_counts(new, case: dict) -> dict:
+    values = arguments(case)
+    if "tie_embeddings" in case:
+        values["tie_embeddings"] = case["tie_embeddings"]
+    return values
+
+
+def draw_gib(new, case: dict) -> dict:
+    return {"n_params": case["n_params"], "bits": case["bits"]}
+
+
+def _below_one(name: str, value: int):
+    return Invalid(f"{name}={value} is below 1", lambda c: dict(c, **{name: value}))
+
+
+def _indivisible(case: dict) -> dict:
+    """n_heads (2 or more) does not divide d_model."""
+    n_heads = max(2, case["n_kv_heads"] * case["group"])
+    return dict(case, n_kv_heads=1, n_heads=n_heads, d_model=n_heads * case["d_head"] + 1)
+
+
+def _kv_indivisible(case: dict) -> dict:
+    """n_kv_heads (2 or more) does not divide n_heads, which still divides d_model."""
+    kv = max(2, case["n_kv_heads"])
+    n_heads = kv * case["group"] + 1
+    return dict(case, n_kv_heads=kv, n_heads=n_heads, d_model=n_heads * case["d_head"])
+
+
+COUNTS_INVALID = (
+    *(_below_one(name, 0) for name in ARGS),   # negative sizes: the kata's own sizes_below_one
+    Invalid("n_heads does not divide d_model", _indivisible),
+    Invalid("n_kv_heads does not divide n_heads", _kv_indivisible),
+)
+
+EIGHT_B = {"vocab_size": 128_256, "n_layers": 32, "n_kv_heads": 8, "group": 4, "d_head": 128, "d_ff": 14_336}
+BIG_405B = {"vocab_size": 128_256, "n_layers": 126, "n_kv_heads": 8, "group": 16, "d_head": 128, "d_ff": 53_248}
+
+DOMAIN = Domain(
+    Explore("llama_param_counts", draw_counts,
+            # a few small values each (1: one layer, multi-query, multi-head, d_head 1): ints are cheap
+            # to count but each call is a round trip
+            dims={"vocab_size": Dim(small=(1, 2), base=(11, 13, 17)), "n_layers": Dim(small=(1, 5), base=(2, 3, 4)),
+                  "n_kv_heads": Dim(small=(1, 5), base=(2, 3)), "group": Dim(small=(1, 2, 3), base=(2, 3, 4)),
+                  "d_head": Dim(small=(1, 3), base=(5, 6, 7)), "d_ff": Dim(small=(1, 7), base=(9, 10, 14))},
+            scalars={"tie_embeddings": (False, True)},
+            invalid=COUNTS_INVALID,
+            big=(dict(EIGHT_B, tie_embeddings=False), dict(EIGHT_B, tie_embeddings=True), BIG_405B,
+                 # one layer whose feed-forward alone passes 2**31 (3 * 1024 * 700_000)
+                 {"vocab_size": 3, "n_layers": 1, "n_kv_heads": 1, "group": 1, "d_head": 1024, "d_ff": 700_000}),
+            float32=False, fixed={"tie_embeddings": True}),
+    Explore("weight_gib", draw_gib,
+            # at least 2**20 weights: the contract's atol of 1e-9 would pass any answer for a handful
+            dims={"n_params": Dim(minimum=2**20, small=(2**20, 3_000_001), base=(7_000_000_001, 8_030_261_248))},
+            scalars={"bits": (1, 2, 3, 4, 8, 12, 16, 32)},
+            invalid=(Invalid("bits=0 is below 1", lambda c: dict(c, bits=0)),
+                     Invalid("bits=-16 is below 1", lambda c: dict(c, bits=-16))),
+            big=({"n_params": 405_853_388_800, "bits": 4}, {"n_params": 2**53 + 1, "bits": 3}),
+            float32=False, fixed={"bits": 16}),
+)

@@ -1,0 +1,221 @@
+"""`kata dev check`: whether every kata of a repository is whole, and what is wrong where not.
+
+As rustlings' `dev check` and exercism's `configlet lint` do for theirs, it reads, without
+grading anything: the catalogue against its schema, every kata's files (stub, reference,
+grader, domain, known bugs, alternatives) and nothing orphaned, stub and reference agreeing
+in signatures and question, no trap phrase in a stub, the README's table of katas, each
+grader's plain agreement check, each bug naming a check that exists, and each domain
+covering the explorer's dimensions for the arguments its functions take. `kata dev new`
+(practice.dev_new) writes the files of a new kata, which this then says how to finish.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from practice import catalogue
+
+TEMPLATE_MARK = "TODO(kata dev new)"
+EXPLORER_CHECKS = ("explored", "invalid_calls", "call_styles", "layouts", "repeated_calls", "new_arrays")
+
+
+@dataclass(frozen=True)
+class Fault:
+    kata: str       # the kata, or "catalogue", "README.md", "files"
+    what: str
+
+
+def check(root: Path) -> list[Fault]:
+    """Every fault of the repository at `root`."""
+    root = Path(root)
+    try:
+        with open(root / "katas" / "catalogue.toml", "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        return [Fault("catalogue", f"katas/catalogue.toml cannot be read: {e}")]
+    faults = [Fault(k, w) for k, w in catalogue.problems(data)]
+    entries = [e for e in data.get("kata", []) if isinstance(e, dict) and isinstance(e.get("name"), str)]
+    names = [e["name"] for e in entries]
+    faults += _orphans(root, names)
+    groups = [catalogue.GROUPS.index(e["group"]) for e in entries if e.get("group") in catalogue.GROUPS]
+    if groups != sorted(groups):
+        faults.append(Fault("catalogue", "the katas are not in the order of the path, group by group"))
+    for entry in entries:
+        faults += [Fault(entry["name"], what) for what in _kata(root, entry)]
+        if TEMPLATE_MARK in repr(entry):
+            faults.append(Fault(entry["name"], f"its catalogue entry is still the template ({TEMPLATE_MARK})"))
+    faults += _readme(root, entries)
+    return faults
+
+
+def _orphans(root: Path, names: list[str]) -> list[Fault]:
+    known = set(names)
+    found = [p.relative_to(root) for folder in ("katas", "solutions") for p in (root / folder).glob("*.py")
+             if p.stem != "__init__" and p.stem not in known]
+    found += [p.relative_to(root) for p in (root / "graders").iterdir()
+              if p.is_dir() and p.name not in known and p.name not in ("engine", "__pycache__")]
+    return [Fault("files", f"{p} belongs to no kata of the catalogue") for p in sorted(found)]
+
+
+def _kata(root: Path, entry: dict) -> list[str]:
+    name = entry["name"]
+    paths = {"stub": root / "katas" / f"{name}.py", "reference": root / "solutions" / f"{name}.py",
+             "grader": root / "graders" / name / "grader.py", "domain": root / "graders" / name / "domain.py",
+             "bugs": root / "graders" / name / "bugs.py"}
+    out = [f"its {what} {p.relative_to(root)} is missing" for what, p in paths.items() if not p.is_file()]
+    out += [f"{p.relative_to(root)} is still the template: {TEMPLATE_MARK} marks what to fill in"
+            for p in [*paths.values(), *(root / "graders" / name / "alternatives").glob("*.py")]
+            if p.is_file() and TEMPLATE_MARK in p.read_text(encoding="utf-8", errors="replace")]
+    alternatives = list((root / "graders" / name / "alternatives").glob("*.py"))
+    if len(alternatives) < 2:
+        out.append(f"graders/{name}/alternatives holds {len(alternatives)} correct answers; at least 2 are needed")
+    if paths["stub"].is_file() and paths["reference"].is_file():
+        out += _stub(paths["stub"], paths["reference"], entry)
+    if paths["grader"].is_file():
+        out += _grader(paths["grader"], paths["bugs"])
+    if paths["domain"].is_file() and paths["reference"].is_file():
+        out += _domain(name, paths["domain"], paths["reference"], paths["stub"])
+    return out
+
+
+def _functions(path: Path) -> dict[str, ast.FunctionDef]:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, ValueError, UnicodeDecodeError) as e:
+        return {"<file>": e}
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+
+
+def _stub(stub: Path, reference: Path, entry: dict) -> list[str]:
+    asked, answered = _functions(stub), _functions(reference)
+    for path, fns in ((stub, asked), (reference, answered)):
+        if "<file>" in fns:
+            return [f"{path.name} does not parse: {fns['<file>']}"]
+    out = []
+    if set(asked) != set(answered):
+        out.append(f"the stub defines {sorted(asked)} and the reference {sorted(answered)}")
+    for fname in sorted(set(asked) & set(answered)):
+        s, r = asked[fname], answered[fname]
+        if ast.dump(s.args) != ast.dump(r.args):
+            out.append(f"`{fname}` takes other arguments in the stub than in the reference")
+        doc = ast.get_docstring(r, clean=False) or ""
+        if ast.get_docstring(s, clean=False) != doc:
+            out.append(f"`{fname}`: the stub's docstring is not the reference's (both are the question)")
+        if len(doc) < 200:
+            out.append(f"`{fname}`: the docstring is too short to be the interview question")
+        if not (isinstance(s.body[-1], ast.Raise) and "NotImplementedError" in ast.unparse(s.body[-1])):
+            out.append(f"`{fname}` in the stub does not end in `raise NotImplementedError`")
+        budgets = [int(m) for m in re.findall(r"Time budget: (\d+) minutes", doc)]
+        if budgets and budgets[0] != entry.get("minutes"):
+            out.append(f"`{fname}` says {budgets[0]} minutes, the catalogue {entry.get('minutes')}")
+    docs = [ast.get_docstring(n) or "" for n in ast.walk(ast.parse(stub.read_text(encoding="utf-8")))
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))]
+    if not any("Time budget" in d for d in docs):
+        out.append("the stub states no 'Time budget: N minutes'")
+    out += [f"the stub gives a trap away: {trap!r} (it belongs in the hints)"
+            for trap in entry.get("traps", []) if isinstance(trap, str) and any(trap in d.lower() for d in docs)]
+    return out
+
+
+def _grader(grader: Path, bugs: Path) -> list[str]:
+    tree = ast.parse(grader.read_text(encoding="utf-8"))
+    checks = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and any(
+        isinstance(d, ast.Call) and getattr(d.func, "id", "") == "check" for d in n.decorator_list)}
+    out = [] if "agrees" in checks else ["its grader has no check `agrees` (plain agreement with the reference)"]
+    if not bugs.is_file():
+        return out
+    btree = ast.parse(bugs.read_text(encoding="utf-8"))
+    assigned = {t.id for n in btree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    out += [f"its bugs.py defines no {name}" for name in ("BASE", "BUGS", "NEAR_MISSES") if name not in assigned]
+    known = checks | set(EXPLORER_CHECKS)
+    for call in ast.walk(btree):
+        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "Bug" and len(call.args) >= 2 and \
+                all(isinstance(a, ast.Constant) for a in call.args[:2]):
+            bug, fails = call.args[0].value, call.args[1].value
+            if fails not in known:
+                out.append(f"its bug {bug!r} names the check {fails!r}, which the grader does not have")
+    return out
+
+
+def _domain(name: str, path: Path, reference: Path, stub: Path) -> list[str]:
+    try:
+        domain = _load(f"_dev_domain_{name}", path).DOMAIN
+    except Exception as e:  # a domain that does not load is a fault to report, not a crash
+        return [f"graders/{name}/domain.py does not load: {type(e).__name__}: {e}"]
+    functions = _functions(reference)
+    declared = {ex.function: ex for ex in domain.functions}
+    out = [f"its domain declares no `{f}`" for f in functions if f not in declared]
+    out += [f"its domain declares `{f}`, which the reference does not define" for f in declared if f not in functions]
+    source = reference.read_text(encoding="utf-8")
+    for fname, node in functions.items():
+        ex = declared.get(fname)
+        if ex is not None:
+            out += [f"`{fname}`: {what}" for what in _coverage(ex, node, ast.get_source_segment(source, node) or "")]
+    return out
+
+
+def _coverage(ex, node: ast.FunctionDef, code: str) -> list[str]:
+    """What the explorer cannot range over for this function, given the arguments it takes."""
+    out = []
+    doc = ast.get_docstring(node) or ""
+    params = [a.arg for a in node.args.args]
+    defaults = dict(zip(params[len(params) - len(node.args.defaults):], node.args.defaults))
+    if not ex.dims:
+        out.append("the domain names no sizes to explore")
+    if "..." in doc and not ex.lead:
+        out.append("takes leading axes ('...') but the domain explores none (lead=0)")
+    if "axis" in params and ex.axis is None:
+        out.append("takes an axis but the domain does not range over it (axis=...)")
+    if not ex.families and not ex.scalars:
+        out.append("the domain explores no special values and no scalar at the ends of its range")
+    for param, default in defaults.items():
+        value = default.value if isinstance(default, ast.Constant) else None
+        if isinstance(value, (int, float)) and param not in ex.scalars:
+            out.append(f"the domain does not explore `{param}` (scalars={{'{param}': (...)}})")
+    if "raise ValueError" in code and not ex.invalid:
+        out.append("raises ValueError in the reference but the domain declares no invalid call")
+    if not ex.big:
+        out.append("the domain has no case past a cheap boundary (big=...)")
+    return out
+
+
+def _load(module_name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(module_name, None)
+    return module
+
+
+def _readme(root: Path, entries: list[dict]) -> list[Fault]:
+    try:
+        text = (root / "README.md").read_text(encoding="utf-8")
+    except OSError:
+        return [Fault("README.md", "there is no README.md")]
+    rows = re.findall(r"^\| `(\w+)` \|.*\| (\w+) \| (\d+) \|\s*$", text, re.M)
+    out = []
+    table = {name: (level, int(minutes)) for name, level, minutes in rows}
+    for e in entries:
+        if e["name"] not in table:
+            out.append(Fault("README.md", f"the table of katas has no row for {e['name']}"))
+        elif table[e["name"]] != (e.get("difficulty"), e.get("minutes")):
+            out.append(Fault("README.md", f"the row of {e['name']} says {table[e['name']][0]}, "
+                                          f"{table[e['name']][1]} min; the catalogue {e.get('difficulty')}, "
+                                          f"{e.get('minutes')} min"))
+    out += [Fault("README.md", f"the table of katas has a row for {n}, which the catalogue does not know")
+            for n in table if n not in {e["name"] for e in entries}]
+    if [n for n, _, _ in rows if n in {e["name"] for e in entries}] != [e["name"] for e in entries if e["name"] in table]:
+        out.append(Fault("README.md", "the table of katas is not in the catalogue's order"))
+    return out

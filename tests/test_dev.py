@@ -1,0 +1,95 @@
+"""`kata dev check` holds the repository to what a kata needs, and `kata dev new` starts one."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from practice import dev, dev_new
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _copy(tmp_path: Path) -> Path:
+    """The repository's katas, solutions, graders, practice, catalogue and README, copied."""
+    root = tmp_path / "repo"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in ("katas", "solutions", "graders", "practice"):
+        shutil.copytree(ROOT / part, root / part, ignore=ignore)
+    for part in ("kata.py", "README.md"):
+        shutil.copy(ROOT / part, root / part)
+    return root
+
+
+def _faults(root: Path) -> list[str]:
+    return [f"{f.kata}: {f.what}" for f in dev.check(root)]
+
+
+def test_the_repository_is_whole_as_a_process():
+    run = subprocess.run([sys.executable, "kata.py", "dev", "check"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "every kata is whole" in run.stdout
+
+
+def test_a_missing_catalogue_key_is_named_with_its_kata(tmp_path):
+    root = _copy(tmp_path)
+    toml = root / "katas" / "catalogue.toml"
+    text = toml.read_text()
+    start = text.index('name = "rope"')
+    toml.write_text(text[:start] + text[start:].replace("difficulty = ", "level = ", 1))
+    faults = _faults(root)
+    assert "rope: has no `difficulty` (one of easy, medium, hard)" in faults, faults
+    assert "rope: has a key the catalogue does not know: `level`" in faults, faults
+
+
+def test_a_missing_solution_is_named_with_its_kata(tmp_path):
+    root = _copy(tmp_path)
+    (root / "solutions" / "swiglu.py").unlink()
+    assert "swiglu: its reference solutions/swiglu.py is missing" in _faults(root)
+
+
+def test_a_trap_copied_into_a_stub_is_named_and_the_command_exits_1(tmp_path):
+    root = _copy(tmp_path)
+    stub = root / "katas" / "softmax.py"
+    stub.write_text(stub.read_text().replace("Time budget:", "Hint: subtract the max first.\n\n    Time budget:", 1))
+    run = subprocess.run([sys.executable, "kata.py", "dev", "check"], cwd=root, capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 1
+    assert "softmax: the stub gives a trap away: 'subtract the max'" in run.stdout, run.stdout
+
+
+def test_an_orphan_and_a_readme_row_out_of_step_are_named(tmp_path):
+    root = _copy(tmp_path)
+    (root / "solutions" / "lost.py").write_text("x = 1\n")
+    readme = root / "README.md"
+    readme.write_text(readme.read_text().replace("| `rms_norm(x, weight, eps=1e-6)` | easy | 10 |",
+                                                 "| `rms_norm(x, weight, eps=1e-6)` | easy | 12 |"))
+    faults = _faults(root)
+    assert "files: solutions/lost.py belongs to no kata of the catalogue" in faults
+    assert any(f.startswith("README.md: the row of rms_norm says easy, 12 min") for f in faults), faults
+
+
+def test_a_new_kata_is_written_from_templates_and_dev_check_says_what_is_left(tmp_path):
+    root = _copy(tmp_path)
+    written = dev_new.new(root, "mini_kata", minutes=15)
+    assert root / "graders" / "mini_kata" / "domain.py" in written
+    assert dev_new.new(root, "mini_kata") == []  # nothing is written twice, nothing replaced
+    mine = [f for f in _faults(root) if f.startswith("mini_kata:") or "mini_kata" in f]
+    assert "mini_kata: katas/mini_kata.py is still the template: TODO(kata dev new) marks what to fill in" in mine
+    assert "README.md: the table of katas has no row for mini_kata" in mine
+    assert "mini_kata: its catalogue entry is still the template (TODO(kata dev new))" in mine
+
+
+@pytest.mark.parametrize("key", ["minutes", "hints"])
+def test_the_catalogue_refuses_to_load_without_a_key_and_says_which(tmp_path, key):
+    from practice import catalogue
+
+    data = {"kata": [{"name": "softmax", "title": "x", "group": "attention", "difficulty": "easy", "minutes": 10,
+                      "hints": ["a", "b"], "follow_ups": ["a", "b"]}]}
+    del data["kata"][0][key]
+    [(kata, what)] = catalogue.problems(data)
+    assert kata == "softmax" and what.startswith(f"has no `{key}`")
