@@ -14,8 +14,8 @@ from pathlib import Path
 
 import click
 
-from practice.cli import (friendly, grading_starts, kata_argument, kata_of, open_practice, out,
-                          spoiler_guard)
+from practice.cli import (friendly, grading_starts, kata_argument, kata_of, leave, open_practice,
+                          out, spoiler_guard)
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -28,6 +28,17 @@ def _name(k) -> str | None:
 class KataGroup(click.Group):
     def list_commands(self, ctx):
         return list(self.commands)  # in the order defined: the order of a practice round
+
+    def main(self, args=None, *rest, **kwargs):
+        """As `kata` run from a shell (its arguments from sys.argv), a command that has
+        finished leaves at once (practice.cli.leave); called with arguments (click's test
+        runner), it returns or raises as click's main does."""
+        if args is not None:
+            return super().main(args, *rest, **kwargs)
+        try:
+            return super().main(args, *rest, **kwargs)
+        except SystemExit as e:
+            leave(e.code)
 
 
 @click.group(cls=KataGroup, context_settings=CONTEXT)

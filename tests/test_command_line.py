@@ -62,3 +62,13 @@ def test_an_unknown_kata_is_a_usage_error_from_the_parser(kenv):
     assert r.exit_code == 2 and "Invalid value for 'NAME'" in r.stderr
     assert "no kata named 'sofmax'. Did you mean softmax?" in r.stderr
     assert not kenv.home.exists()  # refused before anything was opened
+
+
+def test_a_finished_command_leaves_with_its_output_its_status_and_its_exit_handlers():
+    code = ("import atexit, sys\nfrom practice.cli import leave\n"
+            "atexit.register(lambda: print('exit handler', flush=True))\n"
+            "print('buffered', end='')\nsys.stderr.write('note')\nleave(int(sys.argv[1]))\n")
+    for status in (0, 1, 2):
+        p = subprocess.run([sys.executable, "-c", code, str(status)], cwd=REPO, capture_output=True,
+                           text=True, timeout=60)
+        assert (p.returncode, p.stdout, p.stderr) == (status, "bufferedexit handler\n", "note")
