@@ -2,147 +2,43 @@
 
 This module is the command layer only: it parses the command line, asks practice/ to do
 the work and prints what practice.messages and practice.render say, through the one
-output path practice.term. It imports nothing heavy at start-up (no numpy, pytest,
-rich or watchdog): each command loads what it needs when it needs it.
+output path practice.term (practice.cli holds what the commands share). It imports click
+and nothing heavy at start-up (no numpy, rich, sqlite or watchdog): each command loads
+what it needs when it needs it, and the commands that grade first start the grading
+process (practice.grading.prepare), which imports NumPy and the graders while this
+process loads the rest.
 """
 from __future__ import annotations
 
-import sys
-
-# The commands that grade start the attempt's interpreter first: it needs as long to import
-# NumPy as this process needs for everything else, so both are ready at about the same time.
-if sys.argv[1:2] and sys.argv[1] in ("check", "watch", "submit"):
-    from practice.grading import prepare
-
-    prepare(sys.argv[2:])
-
-import functools
-import json
-import os
-import sqlite3
 from pathlib import Path
 
 import click
 
-from practice import aids, catalogue, clock, grading, paths, targets
-from practice import history as past
-from practice import mock as mocks
-from practice.errors import NothingToGrade, NotInProgress, SessionError
-from practice.sessions import Practice
-from practice.store import RecordsSetAside, Store, StoreError
+from practice.cli import (friendly, grading_starts, kata_argument, kata_of, leave, open_practice,
+                          out, spoiler_guard)
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-SIGPIPE_STATUS = 128 + 13  # how a shell reports a command that its reader stopped reading
 
 
 # -- plumbing ----------------------------------------------------------------------------
-def out(*parts, err: bool = False) -> None:
-    from practice import term
-
-    term.out(*(parts or ("",)), err=err)
-
-
-def _kata(name: str) -> catalogue.Kata:
-    """The catalogue entry, or a usage error with 'did you mean'."""
-    try:
-        return catalogue.get(name)
-    except catalogue.UnknownKata as e:
-        raise click.UsageError(str(e)) from None
-
-
-def _complete(ctx, param, incomplete: str):
-    """Shell completion of kata names (`kata start so<TAB>`), with their titles."""
-    from click.shell_completion import CompletionItem
-
-    return [CompletionItem(k.name, help=k.title) for k in catalogue.katas()
-            if k.name.startswith(incomplete)]
-
-
-def friendly(f):
-    """Turn the user's mistakes and known conditions into click errors: exit 2 for a wrong
-    command line or nothing to act on, 1 for the rest; never a traceback. A reader that
-    stops reading (`kata list | head -1`) ends the command quietly."""
-
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
-        try:
-            return _run(f, *args, **kwargs)
-        except BrokenPipeError:
-            _reader_gone()
-        except (catalogue.UnknownKata, NothingToGrade, NotInProgress, grading.BadSetting) as e:
-            raise click.UsageError(str(e)) from None
-        except catalogue.CatalogueError as e:
-            raise click.ClickException(str(e)) from None
-        except (SessionError, StoreError, grading.GradingUnavailable) as e:
-            raise click.ClickException(str(e)) from None
-        except OSError as e:  # an unwritable work folder, a full disk
-            raise click.ClickException(f"{e.strerror or e}: {e.filename or ''}".rstrip(": ")) \
-                from None
-        except sqlite3.OperationalError as e:
-            if "locked" in str(e) or "busy" in str(e):
-                raise click.ClickException(
-                    "the practice database is busy (another `kata` is writing); try again"
-                ) from None
-            raise _damaged(e) from None
-        except sqlite3.DatabaseError as e:
-            raise _damaged(e) from None
-
-    return wrapper
-
-
-def _run(f, *args, **kwargs):
-    """Run the command (again, once, if it read records that were then set aside) and
-    flush what it printed, so that a closed pipe shows here and not at exit."""
-    try:
-        try:
-            return f(*args, **kwargs)
-        except RecordsSetAside:
-            return f(*args, **kwargs)
-    finally:
-        sys.stdout.flush()
-
-
-def _reader_gone():
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())  # nothing more to write, even at exit
-    sys.exit(SIGPIPE_STATUS)
-
-
-def _damaged(e: Exception) -> click.ClickException:
-    try:
-        Store(paths.home()).close()  # opening again checks it and sets a damaged file aside
-    except Exception:
-        pass
-    return click.ClickException(f"the practice database failed ({e}); run the command again")
-
-
-def _practice(json_mode: bool = False) -> Practice:
-    """Open the store; end a mock interview whose deadline has passed (printing its report)."""
-    from practice import messages, term
-
-    p = Practice(Store(paths.home()))
-    click.get_current_context().call_on_close(p.store.close)  # no connection outlives its command
-    report = None if p.store.readonly else mocks.expire(p)
-    if report:
-        out(term.styled("The mock interview's time is up.", "bold yellow"),
-            messages.mock_report(report), "", err=json_mode)
-    return p
-
-
-def _kata_of(p: Practice, name: str | None, what: str, last_worked_on: bool = False):
-    """NAME's catalogue entry, else the kata of the open session (or, for `compare`, of
-    the attempt worked on last); a usage error when there is none."""
-    if name:
-        return _kata(name)
-    a = targets.last_worked_on(p.store) if last_worked_on else targets.current(p.store)
-    if a is None:
-        raise click.UsageError(f"no kata is in progress: name one (`kata {what} NAME`)")
-    return catalogue.get(a["kata"])
+def _name(k) -> str | None:
+    return k.name if k else None
 
 
 class KataGroup(click.Group):
     def list_commands(self, ctx):
         return list(self.commands)  # in the order defined: the order of a practice round
+
+    def main(self, args=None, *rest, **kwargs):
+        """As `kata` run from a shell (its arguments from sys.argv), a command that has
+        finished leaves at once (practice.cli.leave); called with arguments (click's test
+        runner), it returns or raises as click's main does."""
+        if args is not None:
+            return super().main(args, *rest, **kwargs)
+        try:
+            return super().main(args, *rest, **kwargs)
+        except SystemExit as e:
+            leave(e.code)
 
 
 @click.group(cls=KataGroup, context_settings=CONTEXT)
@@ -179,7 +75,7 @@ def cli():
 # -- commands ------------------------------------------------------------------------------
 @cli.command("list")
 @friendly
-def list_():
+def list_command():
     """List the katas, your status and best times.
 
     One kata a line, its name first, in the order of the path (attention, position,
@@ -187,15 +83,15 @@ def list_():
     started, in progress, passed, not passed), best time and last result. A narrow
     terminal drops the columns it has no room for.
     """
-    from practice import messages
+    from practice import history, messages
 
-    p = _practice()
-    out(messages.kata_list(past.statuses(p.store), past.best_times(p.store),
-                           past.last_results(p.store)))
+    p = open_practice()
+    out(messages.kata_list(history.statuses(p.store), history.best_times(p.store),
+                           history.last_results(p.store)))
 
 
-@cli.command()
-@click.argument("name", shell_complete=_complete)
+@cli.command("start")
+@kata_argument()
 @click.option("--minutes", type=click.IntRange(1, 24 * 60),
               help="Time budget in minutes (default: the kata's own budget).")
 @click.option("--fresh", is_flag=True,
@@ -203,30 +99,29 @@ def list_():
                    "again from the stub.")
 @click.option("--edit", is_flag=True, help="Open the attempt in $EDITOR.")
 @friendly
-def start(name, minutes, fresh, edit):
+def start_command(kata, minutes, fresh, edit):
     """Start or resume a kata, and its clock.
 
     Copies the stub to your work folder (never over an attempt), prints the question
     and the file to edit, and starts the clock. An attempt in progress is resumed.
     """
-    from practice import messages
+    from practice import clock, messages
 
-    k = _kata(name)
-    p = _practice()
-    res = p.start(k, minutes=minutes, fresh=fresh)
-    out(messages.started(k, res, clock.now()))
+    p = open_practice()
+    res = p.start(kata, minutes=minutes, fresh=fresh)
+    out(messages.started(kata, res, clock.now()))
     if edit:
-        click.edit(filename=str(res["attempt"]["path"]))
+        click.edit(filename=str(res.attempt["path"]))
 
 
-@cli.command()
-@click.argument("name", required=False, shell_complete=_complete)
+@cli.command("check")
+@kata_argument(required=False)
 @click.option("--file", "file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Grade this file instead of your attempt (records nothing).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the report as one JSON object on stdout (notes go to stderr).")
 @friendly
-def check(name, file, as_json):
+def check_command(kata, file, as_json):
     """Grade your attempt, or any file with --file.
 
     Grades NAME's attempt, or the attempt of the session in progress (in a mock
@@ -234,127 +129,144 @@ def check(name, file, as_json):
     --file, grades that file and records nothing. Exit status 0 when every check
     passes, 1 when any fails, 2 on a usage error.
     """
-    grading.prepare()
+    grading_starts(_name(kata), file and str(file))
+    from practice import grading, targets
+
     ctx = click.get_current_context()
     if file is not None:
-        k = _kata(name or _name_of(file))
-        report = grading.grade(k.name, file, source=file.read_bytes())
-        _show([(k.name, file, report)], as_json, recorded=False)
-        ctx.exit(0 if report.get("passed") else 1)
-    if name:
-        _kata(name)
-    p = _practice(json_mode=as_json)
-    before = targets.to_grade(p.store, name)
+        name = kata.name if kata else _name_of(file)
+        _load_rendering_meanwhile()
+        report = grading.grade(name, file, source=file.read_bytes())
+        _show([(name, file, report)], as_json, recorded=False)
+        ctx.exit(0 if report.passed else 1)
+    p = open_practice(json_mode=as_json)
+    before = targets.to_grade(p.store, _name(kata))
+    _load_rendering_meanwhile()
     done = [p.grade(a, "check") for a in before]
     shown = [(_label(p, g.attempt), g.attempt["path"], g.report) for g in done]
     _show(shown, as_json, recorded=all(g.recorded for g in done))
     _after(p, before, done, err=as_json)
-    ctx.exit(0 if all(g.report.get("passed") for g in done) else 1)
+    ctx.exit(0 if all(g.report.passed for g in done) else 1)
+
+
+def _load_rendering_meanwhile() -> None:
+    """Import what prints a report (rich) while the grading process grades."""
+    import threading
+
+    def load():
+        try:
+            from practice import messages  # noqa: F401
+        except Exception:
+            pass
+
+    threading.Thread(target=load, daemon=True).start()
 
 
 def _name_of(file: Path) -> str:
+    from practice import catalogue
+
     if file.stem not in catalogue.names():
         raise click.UsageError(f"cannot tell which kata {file} is for (its name is not a "
                                f"kata's); name it: kata check NAME --file {file}")
     return file.stem
 
 
-def _label(p: Practice, a: dict) -> str:
-    from practice import messages
+def _label(p, a: dict) -> str:
+    from practice import history, messages
 
-    return messages.attempt_label(dict(a, n=past.number_of(p.store, a)))
+    return messages.attempt_label(dict(a, n=history.number_of(p.store, a)))
 
 
 def _show(graded: list[tuple], as_json: bool, recorded: bool) -> None:
     """Print gradings: as text, or as one JSON object on stdout (summaries to stderr)."""
+    import json
+
+    from graders.engine.report import Report
     from practice import messages, render
 
     if as_json:
         reports = [rep for _, _, rep in graded]
-        one = reports[0] if len(reports) == 1 else grading.combined(reports)
-        click.echo(json.dumps(dict(one, recorded=recorded)))
+        one = reports[0] if len(reports) == 1 else Report.combine(reports)
+        click.echo(json.dumps(dict(one.to_dict(), recorded=recorded)))
         out(*(render.summary(rep) for rep in reports), err=True)
         return
     for label, file, rep in graded:
         out(messages.graded(label, file, rep))
 
 
-def _after(p: Practice, before: list[dict], done: list, err: bool) -> None:
+def _after(p, before: list[dict], done: list, err: bool) -> None:
     """The notes and the clock after `kata check`."""
-    from practice import messages
+    from practice import clock, messages, mock
 
     for g in done:
         if g.note:
             out(f"note: {g.note}", err=True)
     if all(g.recorded for g in done):
         pairs = [(a, g.attempt) for a, g in zip(before, done)]
-        out(messages.after_grading(pairs, clock.now(), mocks.interview(p.store, before[0])),
+        out(messages.after_grading(pairs, clock.now(), mock.interview(p.store, before[0])),
             err=err)
 
 
-@cli.command()
+@cli.command("status")
 @friendly
-def status():
+def status_command():
     """Show the kata in progress, its clock and the work folder."""
-    from practice import messages
+    from practice import clock, messages, paths, targets
 
-    p = _practice()
+    p = open_practice()
     out(messages.status(targets.status(p.store), clock.now()),
         f"Work folder: {paths.shown(p.home)}" + (" (read-only)" if p.store.readonly else ""))
 
 
-@cli.command()
-@click.argument("name", required=False, shell_complete=_complete)
+@cli.command("pause")
+@kata_argument(required=False)
 @friendly
-def pause(name):
+def pause_command(kata):
     """Stop the clock (recorded)."""
-    if name:
-        _kata(name)
-    p = _practice()
-    a = p.pause(name)
+    from practice import clock
+
+    p = open_practice()
+    a = p.pause(_name(kata))
     out(f"Paused {a['kata']} at {clock.fmt(a['elapsed'])}. `kata resume` restarts the clock.")
 
 
-@cli.command()
-@click.argument("name", required=False, shell_complete=_complete)
+@cli.command("resume")
+@kata_argument(required=False)
 @friendly
-def resume(name):
+def resume_command(kata):
     """Restart a paused clock (NAME's, or the last one)."""
-    from practice import messages
+    from practice import clock, messages
 
-    if name:
-        _kata(name)
-    p = _practice()
-    out(messages.resumed(p.resume(name), clock.now()))
+    p = open_practice()
+    out(messages.resumed(p.resume(_name(kata)), clock.now()))
 
 
-@cli.command()
-@click.argument("name", required=False, shell_complete=_complete)
+@cli.command("watch")
+@kata_argument(required=False)
 @click.option("--poll", is_flag=True,
               help="Poll the file instead of waiting for file-system events "
                    "(for network and WSL file systems).")
 @click.option("--interval", type=click.FloatRange(0.1, 60), default=1.0, show_default=True,
               help="Seconds between countdown updates and polls.")
 @friendly
-def watch(name, poll, interval):
+def watch_command(kata, poll, interval):
     """Live countdown; re-grades on every save.
 
     Shows the clock and the checks, grades the attempt again each time the file is
     saved (in a mock interview, every question), stops the clock when every check
     passes. Ctrl-C leaves.
     """
-    from practice import watch as watching
+    grading_starts(_name(kata))
+    from practice import targets, watch
 
-    if name:
-        _kata(name)
-    p = _practice()
-    watching.run(p, targets.to_grade(p.store, name), poll=poll, interval=interval, echo=out)
+    p = open_practice()
+    watch.run(p, targets.to_grade(p.store, _name(kata)), poll=poll, interval=interval, echo=out)
 
 
-@cli.command()
-@click.argument("name", required=False, shell_complete=_complete)
+@cli.command("submit")
+@kata_argument(required=False)
 @friendly
-def submit(name):
+def submit_command(kata):
     """Final grading; records the result.
 
     Stops the clock, records the result (time, gradings, hints, solution viewed) and
@@ -362,26 +274,24 @@ def submit(name):
     prints its report.
     Exit status 0 when everything passed, 1 otherwise.
     """
-    from practice import messages, render
+    grading_starts(_name(kata))
+    from practice import catalogue, messages, mock, render
 
-    if name:
-        _kata(name)
-    p = _practice()
-    res = p.submit(name)
+    p = open_practice()
+    res = p.submit(_name(kata))
     ctx = click.get_current_context()
-    if "mock" in res:
-        out(messages.mock_report(res["mock"]))
-        ok = all(r["report"] and r["report"].get("passed") for r in res["mock"]["rows"])
-        ctx.exit(0 if ok else 1)
-    a, report = res["attempt"], res["report"]
-    if res.get("note"):  # graded, but nothing could be recorded
-        out(render.report(report), render.summary(report))
-        raise click.ClickException(f"{res['note']}; nothing was submitted")
-    out(messages.submitted(catalogue.get(a["kata"]), a, report, res["n_gradings"]))
+    if isinstance(res, mock.MockReport):
+        out(messages.mock_report(res))
+        ctx.exit(0 if res.passed else 1)
+    if not res.recorded:  # graded, but nothing could be recorded
+        out(render.report(res.report), render.summary(res.report))
+        raise click.ClickException(f"{res.note}; nothing was submitted")
+    a = res.attempt
+    out(messages.submitted(catalogue.get(a["kata"]), a, res.report, res.n_gradings))
     ctx.exit(0 if a["passed"] else 1)
 
 
-@cli.command()
+@cli.command("mock")
 @click.option("--minutes", type=click.IntRange(1, 24 * 60),
               help="Length of the whole interview in minutes (default: the sum of the "
                    "budgets of the katas it asks).")
@@ -391,7 +301,7 @@ def submit(name):
               help="Draw the katas from this seed alone: the same seed asks the same "
                    "katas, whatever your history.")
 @friendly
-def mock(minutes, count, seed):
+def mock_command(minutes, count, seed):
     """Start a mock interview: one clock, no hints.
 
     Picks the katas you most need (the schedule of `kata history`), or with --seed the
@@ -399,135 +309,116 @@ def mock(minutes, count, seed):
     katas' budgets together unless --minutes says otherwise, and prints the questions.
     `kata submit` ends it.
     """
-    from practice import messages
+    from practice import messages, mock
 
-    p = _practice()
-    if count > len(mocks.ready()):
-        raise click.UsageError(f"--count is at most {len(mocks.ready())}")
-    out(messages.mock_started(mocks.start(p, count, minutes, seed)))
+    p = open_practice()
+    if count > len(mock.ready()):
+        raise click.UsageError(f"--count is at most {len(mock.ready())}")
+    out(messages.mock_started(mock.start(p, count, minutes, seed)))
 
 
-@cli.command()
-@click.argument("name", required=False, shell_complete=_complete)
+@cli.command("hint")
+@kata_argument(required=False)
 @friendly
-def hint(name):
+def hint_command(kata):
     """Show the next hint (hints used are recorded)."""
-    from practice import messages
+    from practice import aids, messages
 
-    p = _practice()
-    k = _kata_of(p, name, "hint")
+    p = open_practice()
+    k = kata_of(p, kata, "hint")
     out(messages.hint(k, aids.hint(p, k)))
 
 
-def _guard(p: Practice, k: catalogue.Kata, yes: bool, kind: str) -> bool:
-    """The spoiler guard: confirm before showing a reference that would spoil something."""
-    from practice import messages
-
-    aids.refuse_in_mock(p, "solutions")
-    why = aids.spoiler(p, k.name)
-    if yes or why is None:
-        return True
-    try:
-        return click.confirm(messages.spoiler_question(k, why), default=False, err=True)
-    except click.Abort:
-        raise click.ClickException(
-            f"no answer to the question; `kata {kind} {k.name} --yes` shows it") from None
-
-
-@cli.command()
-@click.argument("name", shell_complete=_complete)
+@cli.command("solution")
+@kata_argument()
 @click.option("--yes", "-y", is_flag=True, help="Skip the spoiler question.")
 @friendly
-def solution(name, yes):
+def solution_command(kata, yes):
     """Show the reference solution.
 
     Asks first while it would spoil an attempt: you have not passed the kata, and your
     latest attempt at it has not ended and still has time.
     """
-    k = _kata(name)
-    p = _practice()
-    if not _guard(p, k, yes, "solution"):
+    from practice import aids, compare, paths
+
+    p = open_practice()
+    if not spoiler_guard(p, kata, yes, "solution"):
         out("Not shown.")
         return
-    aids.record_viewing(p, k.name, "solution")
-    from practice import compare
-
-    compare.show_code(k.solution, title=f"Reference solution: {paths.shown(k.solution)}")
+    aids.record_viewing(p, kata.name, "solution")
+    compare.show_code(kata.solution, title=f"Reference solution: {paths.shown(kata.solution)}")
 
 
-@cli.command()
-@click.argument("name", required=False, shell_complete=_complete)
+@cli.command("compare")
+@kata_argument(required=False)
 @click.option("--yes", "-y", is_flag=True, help="Skip the spoiler question.")
 @click.option("--width", type=click.IntRange(40, 400),
               help="Width in columns (default: the terminal's).")
 @friendly
-def compare(name, yes, width):
+def compare_command(kata, yes, width):
     """Show your attempt beside the reference.
 
     NAME's attempt, or the attempt you worked on last. Lines are paired by a diff (long
     identical stretches folded) and wrapped to the terminal; asks first while it would
     spoil an attempt, as `kata solution` does.
     """
-    p = _practice()
-    k = _kata_of(p, name, "compare", last_worked_on=True)
+    from practice import aids, compare, targets
+
+    p = open_practice()
+    k = kata_of(p, kata, "compare", last_worked_on=True)
     a = targets.attempt_for(p.store, k.name)
     if a is None or not Path(a["path"]).is_file():
         raise click.UsageError(f"{k.name} has no attempt to compare; `kata start {k.name}`")
-    if not _guard(p, k, yes, "compare"):
+    if not spoiler_guard(p, k, yes, "compare"):
         out("Not shown.")
         return
     aids.record_viewing(p, k.name, "compare")
-    from practice import compare as comparing
-
-    comparing.side_by_side(Path(a["path"]), k.solution, width=width)
+    compare.side_by_side(Path(a["path"]), k.solution, width=width)
 
 
-@cli.command()
-@click.argument("name", required=False, shell_complete=_complete)
+@cli.command("history")
+@kata_argument(required=False)
 @click.option("--attempt", "number", type=click.IntRange(1),
               help="Replay attempt N of NAME: every grading with the code it graded.")
 @click.option("--full", is_flag=True,
               help="With --attempt, print the whole code of every grading, not the changes.")
 @friendly
-def history(name, number, full):
+def history_command(kata, number, full):
     """Past attempts, time to pass, best times and what next.
 
     Every attempt (practice or mock, time, result, gradings, hints, solution viewed),
     each kata's time to pass attempt by attempt, the best time per kata and what to
     practise next by a spaced-repetition schedule.
     """
-    if name:
-        _kata(name)
-    if number is not None and not name:
+    if number is not None and not kata:
         raise click.UsageError("--attempt needs a kata: kata history NAME --attempt N")
-    p = _practice()
-    from practice import render_history as hist
+    p = open_practice()
+    from practice import render_history
 
     if number is not None:
-        out(hist.replay(p.store, name, number, full=full))
+        out(render_history.replay(p.store, kata.name, number, full=full))
     else:
-        out(hist.overview(p.store, name))
+        out(render_history.overview(p.store, _name(kata)))
 
 
-@cli.command()
-@click.argument("name", shell_complete=_complete)
+@cli.command("reset")
+@kata_argument()
 @friendly
-def reset(name):
+def reset_command(kata):
     """Put the stub back; the attempt is archived."""
     from practice import messages
 
-    k = _kata(name)
-    p = _practice()
-    out(messages.reset_done(k, p.reset(k)))
+    p = open_practice()
+    out(messages.reset_done(kata, p.reset(kata)))
 
 
-@cli.group(context_settings=CONTEXT)
-def dev():
+@cli.group("dev", context_settings=CONTEXT)
+def dev_group():
     """Check the repository's katas whole, or start a new one."""
 
 
-@dev.command("check")
-def dev_check():
+@dev_group.command("check")
+def dev_check_command():
     """Check that every kata is whole; exit 1 naming each kata and fault.
 
     Reads the catalogue against its schema, every kata's files (stub, reference, grader,
@@ -535,9 +426,9 @@ def dev_check():
     no trap phrase in a stub, the README's table, each grader's plain agreement check and
     each domain's coverage of the explorer's dimensions. Grades nothing.
     """
-    from practice import dev as devtools
+    from practice import catalogue, dev
 
-    faults = devtools.check(catalogue.ROOT)
+    faults = dev.check(catalogue.ROOT)
     for f in faults:
         out(f"{f.kata}: {f.what}")
     katas = len({f.kata for f in faults})
@@ -546,23 +437,23 @@ def dev_check():
     click.get_current_context().exit(1 if faults else 0)
 
 
-@dev.command("new")
+@dev_group.command("new")
 @click.argument("name")
 @click.option("--title", help="The kata's title (default: from its name).")
 @click.option("--minutes", type=click.IntRange(1, 24 * 60), default=20, show_default=True,
               help="Its time budget.")
-def dev_new(name, title, minutes):
+def dev_new_command(name, title, minutes):
     """Write every file a new kata needs, from templates.
 
     The stub, the reference, the grader, the domain, the known bugs, two alternative
     answers and a catalogue entry, each marked where it must be filled in; no file is
     replaced. `kata dev check` then says what is left to do.
     """
-    from practice import dev_new as templates
+    from practice import catalogue, dev_new, paths
 
     if not name.isidentifier() or name != name.lower():
         raise click.UsageError(f"{name!r} is not a kata name: lower case letters, digits and _")
-    for path in templates.new(catalogue.ROOT, name, title, minutes):
+    for path in dev_new.new(catalogue.ROOT, name, title, minutes):
         out(f"wrote {paths.shown(path)}")
     out(f"Next: `kata dev check` lists what {name} still needs.")
 

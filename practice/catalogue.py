@@ -1,7 +1,6 @@
 """The kata catalogue: one ordered list in katas/catalogue.toml, paths by convention."""
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -175,6 +174,8 @@ def get(name: str) -> Kata:
 
 def suggest(name: str) -> list[str]:
     """Close names for a mistyped kata name (also matches a unique prefix or substring)."""
+    import difflib  # only for a name that is not a kata's: the command line parses names
+
     all_names = names()
     close = difflib.get_close_matches(name, all_names, n=2, cutoff=0.5)
     if not close:

@@ -6,9 +6,17 @@ the grader on an attempt is a "grading" ("graded 8 times").
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
-from practice import catalogue, clock, grading, paths, term
+from practice import catalogue, clock, paths, term
+from practice.targets import MockInProgress, NothingInProgress, PracticeInProgress
+
+if TYPE_CHECKING:  # types only: `kata check` loads this module while it grades
+    from graders.engine.report import Report
+    from practice.mock import Interview, MockReport, MockStarted, Question
+    from practice.sessions import Reset, Started
 from practice.render import (attempt_result, clock_text, follow_ups, gradings, path, plural,
                              question, report, result_text, summary, symbols, times)
 
@@ -21,37 +29,37 @@ def attempt_label(a: dict) -> str:
     return f"{a['kata']}" + (f" (attempt {n})" if n else "")
 
 
-def _paused(res: dict) -> list[str]:
-    return [f"Paused {o['kata']} at {clock.fmt(o['elapsed'])}." for o in res["paused"]]
+def _paused(paused: list[dict]) -> list[str]:
+    return [f"Paused {o['kata']} at {clock.fmt(o['elapsed'])}." for o in paused]
 
 
 # -- start, check, status ------------------------------------------------------------------
-def started(k, res: dict, t: float) -> Text:
+def started(k, res: Started, t: float) -> Text:
     """`kata start`: what it paused or archived, the question, the file, the clock."""
-    a = res["attempt"]
-    lines: list[Text | str] = _paused(res)
-    if res.get("closed"):
-        c = res["closed"]
+    a = res.attempt
+    lines: list[Text | str] = _paused(res.paused)
+    if res.closed:
+        c = res.closed
         lines.append(Text(f"Archived the previous attempt ({clock.fmt(c['time_used'] or 0)} on "
                           f"its clock, {attempt_result(c)}) as ")
-                     + path(res["archived"] or c["path"]) + ".")
-    elif res.get("archived"):
-        lines.append(Text("Kept the previous file as ") + path(res["archived"]) + ".")
+                     + path(res.archived or c["path"]) + ".")
+    elif res.archived:
+        lines.append(Text("Kept the previous file as ") + path(res.archived) + ".")
     lines += [Text(f"{k.name}: {k.title}", style="bold") + f" ({k.difficulty}, {k.minutes} min)",
               "", question(k), ""]
-    if res["resumed"]:
+    if res.resumed:
         was = {"paused": "it was paused; the clock runs again",
-               "solved": "it already passes; the clock is stopped"}.get(res["was"], "")
+               "solved": "it already passes; the clock is stopped"}.get(res.was, "")
         lines.append(Text("Resuming the attempt in progress", style="bold yellow")
                      + (f" ({was})" if was else "") + ".")
-        if res.get("minutes_ignored"):
+        if res.minutes_ignored:
             lines.append("--minutes applies to a new attempt; `kata start NAME --fresh "
                          "--minutes N` starts one.")
-        if res.get("recreated"):
+        if res.recreated:
             lines.append("Its file was missing, so the stub was copied there again.")
     else:
         lines.append(Text("Clock started.", style="bold green"))
-        if res.get("adopted"):
+        if res.adopted:
             lines.append(f"{paths.shown(a['path'])} was already there with no session, so it "
                          "is your attempt as it stands; `kata start NAME --fresh` archives it "
                          "and starts from the stub.")
@@ -61,14 +69,14 @@ def started(k, res: dict, t: float) -> Text:
     return term.join(lines)
 
 
-def graded(label: str, file, rep: dict, room: int | None = None) -> Text:
+def graded(label: str, file, rep: Report, room: int | None = None) -> Text:
     """A grading as `kata check` shows it: the attempt, the checks, the count."""
     return term.join([Text(f"{label}: {paths.shown(file)}", style="bold"),
                       report(rep, room=room), summary(rep)])
 
 
 def after_grading(pairs: list[tuple[dict, dict]], t: float,
-                  interview: dict | None = None) -> Text:
+                  interview: Interview | None = None) -> Text:
     """The clock after `kata check`, and what the grading did to it: (attempt before,
     attempt after) for each attempt graded; in a mock interview, its one clock."""
     before, after = pairs[-1]
@@ -88,8 +96,8 @@ def after_grading(pairs: list[tuple[dict, dict]], t: float,
     return term.join(lines)
 
 
-def _interview_clock(pairs: list[tuple[dict, dict]], t: float, interview: dict) -> Text:
-    m, solved, total = interview["mock"], interview["solved"], interview["total"]
+def _interview_clock(pairs: list[tuple[dict, dict]], t: float, interview: Interview) -> Text:
+    m, solved, total = interview.mock, interview.solved, interview.total
     lines: list[Text | str] = [Text("Interview clock: ") + clock_text(m, t)]
     for before, after in pairs:
         if after["clock"] == "solved" and before["clock"] != "solved" and solved < total:
@@ -104,10 +112,10 @@ def _interview_clock(pairs: list[tuple[dict, dict]], t: float, interview: dict) 
     return term.join(lines)
 
 
-def resumed(res: dict, t: float) -> Text:
-    a = res["attempt"]
-    word = "Resumed" if res["was"] == "paused" else "Back to"
-    return term.join(_paused(res) + [Text(f"{word} {a['kata']}: ") + clock_text(a, t)
+def resumed(res: Started, t: float) -> Text:
+    a = res.attempt
+    word = "Resumed" if res.was == "paused" else "Back to"
+    return term.join(_paused(res.paused) + [Text(f"{word} {a['kata']}: ") + clock_text(a, t)
                                      + ". Edit " + path(a["path"]) + "."])
 
 
@@ -121,37 +129,37 @@ def kata_list(statuses: dict, best: dict, last: dict) -> Text:
     return term.columns(rows, header, squeeze={2: 12}, drop=(2, 3, 7, 4, 1, 6))
 
 
-def status(view: dict, t: float) -> Text:
+def status(view: MockInProgress | PracticeInProgress | NothingInProgress, t: float) -> Text:
     """`kata status` from `targets.status()`."""
-    if "mock" in view:
-        m = view["mock"]
+    if isinstance(view, MockInProgress):
+        m = view.mock
         lines: list[Text | str] = [Text(f"Mock interview #{m['id']}", style="bold") + ": "
                                    + clock_text(m, t)]
-        for a, last in view["questions"]:
+        for a, last in view.questions:
             lines.append(Text(f"  {a['kata']:<24} ") + path(a["path"])
                          + f"  last grading: {result_text(last)}")
         lines.append("Hints and solutions wait until it ends; `kata submit` ends it.")
         return term.join(lines)
-    if "next" in view:
-        nxt = view["next"]
+    if isinstance(view, NothingInProgress):
+        nxt = view.next
         return Text("No kata in progress." + (
             f" Next up: {nxt.kata} ({nxt.reason}); `kata start {nxt.kata}`." if nxt else ""))
-    a, last, k = view["attempt"], view["last"], catalogue.get(view["attempt"]["kata"])
-    after_pass = view["hints_shown"] - a["hints"]
+    a, last, k = view.attempt, view.last, catalogue.get(view.attempt["kata"])
+    after_pass = view.hints_shown - a["hints"]
     lines = [Text(f"{a['kata']}: {k.title}", style="bold"),
              Text("  file:   ") + path(a["path"]), Text("  clock:  ") + clock_text(a, t),
-             f"  graded: {times(view['n_gradings'])}, last: "
+             f"  graded: {times(view.n_gradings)}, last: "
              f"{result_text(last)}" + (f" at {clock.when(last['at'])}" if last else ""),
              f"  hints:  {a['hints']} of {len(k.hints)}"
              + (f" (and {after_pass} after passing, not counted)" if after_pass > 0 else "")
              + ("; solution viewed" if a["solution_viewed"] else "")]
     lines += [Text(f"Also in progress: {o['kata']} (") + clock_text(o, t) + ")"
-              for o in view["others"]]
+              for o in view.others]
     return term.join(lines)
 
 
 # -- submit, hint, reset ----------------------------------------------------------------
-def submitted(k, a: dict, rep: dict, n_gradings: int) -> Text:
+def submitted(k, a: dict, rep: Report, n_gradings: int) -> Text:
     """`kata submit`: the final grading, what was recorded, the follow-up questions."""
     result = Text("passed", style="bold green") if a["passed"] else \
         Text("not passed", style="bold red")
@@ -176,15 +184,15 @@ def hint(k, res: dict) -> Text:
     return term.join([head, f"  {res['hint']}"])
 
 
-def reset_done(k, res: dict) -> Text:
+def reset_done(k, res: Reset) -> Text:
     lines: list[Text | str] = []
-    if res["closed"]:
-        c = res["closed"]
+    if res.closed:
+        c = res.closed
         lines.append(f"Closed the attempt in progress ({clock.fmt(c['time_used'] or 0)} on "
                      f"its clock, {attempt_result(c)}).")
-    if res["archived"]:
-        lines.append(Text("Archived the old file as ") + path(res["archived"]) + ".")
-    lines.append(path(res["path"]) + f" is the stub again. `kata start {k.name}` starts the clock.")
+    if res.archived:
+        lines.append(Text("Archived the old file as ") + path(res.archived) + ".")
+    lines.append(path(res.path) + f" is the stub again. `kata start {k.name}` starts the clock.")
     return term.join(lines)
 
 
@@ -197,11 +205,11 @@ def spoiler_question(k, why: str) -> str:
 
 
 # -- mock interviews -----------------------------------------------------------------------
-def mock_started(res: dict) -> Text:
+def mock_started(res: MockStarted) -> Text:
     """`kata mock`: the interview's clock and every question with its file."""
-    m, attempts = res["mock"], res["attempts"]
+    m, attempts = res.mock, res.attempts
     how = f"seed {m['seed']}" if m["seeded"] else "the katas you most need"
-    lines: list[Text | str] = _paused(res)
+    lines: list[Text | str] = _paused(res.paused)
     lines.append(Text(f"Mock interview #{m['id']}: {plural(len(attempts), 'question')}, "
                       f"{clock.fmt(m['budget'])} on one clock", style="bold") + f" ({how}).")
     lines.append("No hints or solutions until it ends. `kata watch` shows the countdown and "
@@ -214,20 +222,19 @@ def mock_started(res: dict) -> Text:
     return term.join(lines)
 
 
-def _mock_result(rep: dict | None) -> str:
+def _mock_result(rep: Report | None) -> str:
     if rep is None:
         return "not graded"
-    if rep.get("passed"):
+    if rep.passed:
         return "passed"
-    if grading.untouched(rep):
+    if rep.untouched:
         return "not implemented"
-    n_pass, n_total = grading.counts(rep)
-    return f"failed {n_pass}/{n_total}"
+    return f"failed {rep.counts.passed}/{rep.counts.total}"
 
 
-def mock_report(data: dict) -> Text:
+def mock_report(data: MockReport) -> Text:
     """The interview report: time, each question's result, what still fails, follow-ups."""
-    sym, m = symbols(), data["mock"]
+    sym, m = symbols(), data.mock
     reason = {"deadline": "ended at the deadline", "submitted": "submitted"}.get(
         m.get("end_reason") or "", "")
     how = f"seed {m['seed']}" if m["seeded"] else "the katas you most needed"
@@ -236,32 +243,31 @@ def mock_report(data: dict) -> Text:
         f"Time used: {clock.fmt(m['time_used'] or 0)} of {clock.fmt(m['budget'])}"
         + (f", {reason}" if reason else ""), ""]
     rows = []
-    for r in data["rows"]:
-        a, rep = r["attempt"], r["report"]
-        ok = bool(rep and rep.get("passed"))
-        mark = Text(sym["pass"], style="green") if ok else Text(sym["fail"], style="red")
+    for q in data.questions:
+        a = q.attempt
+        mark = Text(sym["pass"], style="green") if q.passed else Text(sym["fail"], style="red")
         t_used = a["time_used"] if a["time_used"] is not None else a["elapsed"]
-        rows.append([mark + f" {a['kata']}", _mock_result(rep), clock.fmt(t_used or 0),
-                     times(r["n_gradings"])])
+        rows.append([mark + f" {a['kata']}", _mock_result(q.report), clock.fmt(t_used or 0),
+                     times(q.n_gradings)])
     lines.append(term.columns(rows, ["  kata", "result", "time", "graded"]))
-    for r in data["rows"]:
-        lines += _mock_notes(r)
+    for q in data.questions:
+        lines += _mock_notes(q)
     lines += ["", Text("Follow-up questions to answer aloud:", style="bold")]
-    for r in data["rows"]:
-        if len(data["rows"]) > 1:
-            lines.append(f"  {r['kata'].name}:")
-        lines.append(follow_ups(r["kata"], heading=""))
+    for q in data.questions:
+        if len(data.questions) > 1:
+            lines.append(f"  {q.kata.name}:")
+        lines.append(follow_ups(q.kata, heading=""))
     return term.join(lines)
 
 
-def _mock_notes(r: dict) -> list[str]:
-    kata, rep = r["attempt"]["kata"], r["report"]
-    lines = [f"  {kata}: {r['note']}"] if r.get("note") else []
-    if rep and grading.untouched(rep):
+def _mock_notes(q: Question) -> list[str]:
+    kata, rep = q.attempt["kata"], q.report
+    lines = [f"  {kata}: {q.note}"] if q.note else []
+    if rep and rep.untouched:
         lines.append(f"  {kata}: not implemented yet")
-    elif r["failing"]:
+    elif q.failing:
         lines.append(f"  {kata} still fails:")
-        lines += [f"    - {name}" for name in r["failing"]]
-    if rep and rep.get("diagnosis"):
-        lines.append(f"  {kata}, likely cause: {rep['diagnosis']}")
+        lines += [f"    - {name}" for name in q.failing]
+    if rep and rep.diagnosis:
+        lines.append(f"  {kata}, likely cause: {rep.diagnosis}")
     return lines

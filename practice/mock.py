@@ -10,13 +10,67 @@
 """
 from __future__ import annotations
 
-import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from practice import catalogue, clock, grading, history, paths, records, schedule
+from graders.engine.report import Report
+from practice import catalogue, clock, history, paths, records, schedule
 from practice.clock import elapsed
 from practice.errors import SessionError
+
+
+@dataclass(frozen=True)
+class MockStarted:
+    """What `start` did: the interview, its questions' attempts in order, the clocks paused."""
+    mock: dict
+    attempts: list[dict]
+    paused: list[dict]
+
+
+@dataclass(frozen=True)
+class Interview:
+    """A question's interview and how many of its questions pass now."""
+    mock: dict
+    solved: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question in the interview report."""
+    attempt: dict
+    kata: catalogue.Kata
+    n_gradings: int
+    report: Report | None              # its final grading (None: never graded)
+    note: str | None = None            # how its final grading was chosen, when that needs saying
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.report and self.report.passed)
+
+    @property
+    def failing(self) -> list[str]:
+        return self.report.failing if self.report else []
+
+
+@dataclass(frozen=True)
+class MockReport:
+    """The interview report: the interview, and each question in the order asked."""
+    mock: dict
+    questions: list[Question]
+
+    @property
+    def passed(self) -> bool:
+        return all(q.passed for q in self.questions)
+
+
+@dataclass(frozen=True)
+class _Final:
+    """A question's grading at the end of the interview."""
+    attempt: dict
+    report: Report | None
+    note: str | None = None
 
 
 def ready() -> list[str]:
@@ -34,7 +88,7 @@ def pick(p, count: int, seed: int | None) -> tuple[list[str], int, bool]:
     return schedule.pick(due, count, clock.now(), drawn), drawn, False
 
 
-def start(p, count: int, minutes: float | None, seed: int | None) -> dict:
+def start(p, count: int, minutes: float | None, seed: int | None) -> MockStarted:
     """Start an interview of `count` katas on one clock: `minutes`, or the sum of the
     picked katas' own budgets."""
     p.store.require_writable()
@@ -57,18 +111,17 @@ def start(p, count: int, minutes: float | None, seed: int | None) -> dict:
             records.insert_attempt(s, name, "mock", str(path), t, 60.0 * minutes,
                                    mock_id=mock_id, position=pos, touched_at=t - pos * 1e-3)
         records.add_event(s, "mock-start", mock_id=mock_id, detail=",".join(names))
-    return {"mock": records.mock(p.store, mock_id), "attempts": p.mock_attempts(mock_id),
-            "paused": paused}
+    return MockStarted(records.mock(p.store, mock_id), p.mock_attempts(mock_id), paused)
 
 
-def interview(s, a: dict) -> dict | None:
+def interview(s, a: dict) -> Interview | None:
     """For a question of a mock interview: the interview and how many of its questions
-    pass ({"mock", "solved", "total"}); None for a practice attempt."""
+    pass; None for a practice attempt."""
     if a["mock_id"] is None:
         return None
     questions = records.mock_attempts(s, a["mock_id"])
-    return {"mock": records.mock(s, a["mock_id"]), "total": len(questions),
-            "solved": sum(1 for q in questions if q["clock"] == "solved")}
+    return Interview(records.mock(s, a["mock_id"]),
+                     sum(1 for q in questions if q["clock"] == "solved"), len(questions))
 
 
 def settle_clock(s, mock_id: int, t: float) -> None:
@@ -84,7 +137,7 @@ def settle_clock(s, mock_id: int, t: float) -> None:
         records.set_mock_clock(s, mock_id, "running", t)
 
 
-def expire(p) -> dict | None:
+def expire(p) -> MockReport | None:
     """End the running mock interview if its deadline has passed; its report, or None."""
     mock = p.running_mock()  # its clock never pauses: the deadline is wall time
     if mock and clock.now() - mock["started_at"] >= mock["budget"]:
@@ -92,24 +145,24 @@ def expire(p) -> dict | None:
     return None
 
 
-def _final_grading(p, a: dict, reason: str, deadline: float) -> dict:
+def _final_grading(p, a: dict, reason: str, deadline: float) -> _Final:
     """Grade one question for the end of the interview: as it stands, or by its last
     grading before the deadline when the file was edited after it."""
     path = Path(a["path"])
     if reason == "deadline" and path.exists() and path.stat().st_mtime > deadline:
         before = records.last_grading(p.store, a["id"], before=deadline)
-        return {"attempt": a, "report": json.loads(before["report"]) if before else None,
-                "note": "edited after the deadline: its last grading before it counts"}
+        return _Final(a, records.stored_report(before) if before else None,
+                      "edited after the deadline: its last grading before it counts")
     report = None
     if path.is_file():
         g = p.grade(a, "mock-end")
         if not g.recorded:  # the interview cannot end without its record
             raise g.error
         report, a = g.report, g.attempt
-    return {"attempt": a, "report": report, "note": None}
+    return _Final(a, report)
 
 
-def end(p, mock: dict, reason: str) -> dict:
+def end(p, mock: dict, reason: str) -> MockReport:
     """Grade every question (as it stood at the deadline), close them and the interview,
     and return the interview report."""
     deadline = mock["started_at"] + mock["budget"]
@@ -122,25 +175,25 @@ def end(p, mock: dict, reason: str) -> dict:
         used = min(elapsed(m, t), m["budget"]) if reason == "deadline" else elapsed(m, t)
         records.end_mock(s, m["id"], t, reason, used)
         for r in results:
-            a = records.attempt(s, r["attempt"]["id"])
-            passed = bool(r["report"] and r["report"].get("passed"))
+            a = records.attempt(s, r.attempt["id"])
+            passed = bool(r.report and r.report.passed)
             a_used = a["solved_at"] if (passed and a["solved_at"] is not None) else used
             p.close(s, a, t, "submitted", "mock-ended", passed, used=a_used)
         records.add_event(s, "mock-end", mock_id=m["id"], detail=reason)
-    return report(p, mock["id"], {r["attempt"]["id"]: r for r in results})
+    return report(p, mock["id"], {r.attempt["id"]: r for r in results})
 
 
-def report(p, mock_id: int, graded: dict | None = None) -> dict:
+def report(p, mock_id: int, graded: dict[int, _Final] | None = None) -> MockReport:
     """The interview report: the interview, and for each question its attempt, kata,
-    number of gradings, last report, failing checks and any note."""
-    rows = []
+    number of gradings, final report and any note (`graded`: the final gradings just
+    made, by attempt; else each question's last grading)."""
+    questions = []
     for a in p.mock_attempts(mock_id):
-        mine = (graded or {}).get(a["id"], {})
-        rep = mine.get("report")
+        mine = (graded or {}).get(a["id"]) or _Final(a, None)
+        rep = mine.report
         if rep is None:
             last = records.last_grading(p.store, a["id"])
-            rep = json.loads(last["report"]) if last else None
-        rows.append({"attempt": a, "kata": catalogue.get(a["kata"]),
-                     "n_gradings": records.n_gradings(p.store, a["id"]), "report": rep,
-                     "failing": grading.failing(rep) if rep else [], "note": mine.get("note")})
-    return {"mock": records.mock(p.store, mock_id), "rows": rows}
+            rep = records.stored_report(last) if last else None
+        questions.append(Question(a, catalogue.get(a["kata"]),
+                                  records.n_gradings(p.store, a["id"]), rep, mine.note))
+    return MockReport(records.mock(p.store, mock_id), questions)

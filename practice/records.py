@@ -3,10 +3,14 @@
 `practice.store` opens the file and runs transactions; this module holds every SQL
 statement the rest of the package needs, so that sessions, mock interviews, history and
 watch speak of attempts, checks and events, never of SQL. Each function takes `s`, the
-open `Store` (or the same store inside `with store.tx() as s:`), and returns plain dicts.
+open `Store` (or the same store inside `with store.tx() as s:`), and returns plain dicts;
+a grading's report is written and read as the grader's type (`stored_report`).
 """
 from __future__ import annotations
 
+import json
+
+from graders.engine.report import Report
 from practice import clock
 
 
@@ -133,13 +137,20 @@ def mark_solution_viewed(s, attempt_id: int) -> None:
 
 
 # -- gradings ---------------------------------------------------------------------------
-def insert_grading(s, attempt_id: int, t: float, on_clock: float, command: str, passed: bool,
-                 not_implemented: bool, n_passed: int, n_total: int, code, report: str) -> int:
+def insert_grading(s, attempt_id: int, t: float, on_clock: float, command: str,
+                   report: Report, code) -> int:
+    """Record a grading: its report as JSON, and the counts the lists and history show."""
+    counts = report.counts
     return s.execute(
         "INSERT INTO gradings (attempt_id, at, clock, command, passed, not_implemented, "
         "n_passed, n_total, code, report) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        (attempt_id, t, on_clock, command, int(passed), int(not_implemented), n_passed,
-         n_total, code, report)).lastrowid
+        (attempt_id, t, on_clock, command, int(report.passed), int(report.not_implemented),
+         counts.passed, counts.total, code, json.dumps(report.to_dict()))).lastrowid
+
+
+def stored_report(row: dict) -> Report:
+    """The report of a grading row, whichever version of `kata` wrote it."""
+    return Report.from_dict(json.loads(row["report"]))
 
 
 def gradings(s, attempt_id: int) -> list[dict]:

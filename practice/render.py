@@ -1,6 +1,6 @@
 """Reports, clocks and questions as rich Text, for practice.term to print.
 
-A report is the grader's dict (see practice.grading): one line per check, a failing
+A report is the grader's `Report` (graders/engine/report.py): one line per check, a failing
 check with its message, its picture (practice.picture) and the lines that reproduce it,
 then the likely cause. The messages of whole commands are in practice.messages.
 """
@@ -12,7 +12,8 @@ import textwrap
 
 from rich.text import Text
 
-from practice import clock, grading, paths, picture, term
+from graders.engine.report import CheckResult, Report, Status
+from practice import clock, paths, picture, term
 
 
 def symbols() -> dict[str, str]:
@@ -26,23 +27,23 @@ def _indent(text: str, n: int) -> str:
 
 
 # -- a grading report -------------------------------------------------------------------
-def report(rep: dict, repro: bool = True, room: int | None = None) -> Text:
+def report(rep: Report, repro: bool = True, room: int | None = None) -> Text:
     """One line per check (a failed one with its message, picture and repro), then the
     diagnosis. An untouched stub says 'not implemented yet' once."""
     sym = symbols()
-    lines: list[Text | str] = _printed(rep.get("stdout") or "")
-    checks = rep.get("checks") or []
-    if grading.untouched(rep):  # the summary says "not implemented yet"
-        functions = dict.fromkeys(c.get("function") for c in checks
-                                  if grading.status(c) == "not_implemented")
+    lines: list[Text | str] = _printed(rep.stdout)
+    checks = rep.checks
+    if rep.untouched:  # the summary says "not implemented yet"
+        functions = dict.fromkeys(c.function for c in checks
+                                  if c.status is Status.NOT_IMPLEMENTED)
         lines += [Text.assemble((f"  {sym['todo']} ", "yellow"),
                                 f"{f}: still the stub" if f else "still the stub")
                   for f in functions]
         return term.join(lines)
     for c in checks:
         lines += _check_lines(c, sym, repro, room)
-    if rep.get("diagnosis"):
-        lines.append(Text(f"  Likely cause: {rep['diagnosis']}", style="magenta"))
+    if rep.diagnosis:
+        lines.append(Text(f"  Likely cause: {rep.diagnosis}", style="magenta"))
     return term.join(lines)
 
 
@@ -58,37 +59,35 @@ def _printed(out: str) -> list[Text]:
     return lines
 
 
-def _check_lines(c: dict, sym: dict, repro: bool, room: int | None) -> list[Text | str]:
-    status = grading.status(c)
-    name = c.get("name", "check")
-    if status == "passed":
+def _check_lines(c: CheckResult, sym: dict, repro: bool, room: int | None) -> list[Text | str]:
+    name = c.name
+    if c.status is Status.PASSED:
         return [Text.assemble(f"  ", (sym["pass"], "green"), f" {name}")]
-    if status == "skipped":
+    if c.status is Status.SKIPPED:
         return [Text(f"  {sym['skip']} {name} (not run)"
-                     + (f": {c['message']}" if c.get("message") else ""), style="dim")]
-    if status == "not_implemented":
+                     + (f": {c.message}" if c.message else ""), style="dim")]
+    if c.status is Status.NOT_IMPLEMENTED:
         return [Text.assemble(f"  ", (sym["todo"], "yellow"), f" {name}: ",
                               ("not implemented yet", "yellow"))]
     lines: list[Text | str] = [Text.assemble("  ", (sym["fail"], "bold red"), " ",
                                              (name, "bold"))]
-    if c.get("message"):
-        lines.append(_indent(c["message"], 6))
-    if c.get("picture"):
-        lines.append(picture.grid(c["picture"], indent=6, room=room))
-    if c.get("repro") and repro:
-        lines += [Text("      reproduce:", style="dim"), _indent(c["repro"], 10)]
+    if c.message:
+        lines.append(_indent(c.message, 6))
+    if c.picture:
+        lines.append(picture.grid(c.picture, indent=6, room=room))
+    if c.repro and repro:
+        lines += [Text("      reproduce:", style="dim"), _indent(c.repro, 10)]
     return lines
 
 
-def summary(rep: dict) -> Text:
-    """'7/10 checks passed', or 'not implemented yet'."""
-    n_pass, n_total = grading.counts(rep)
-    skipped = sum(1 for c in rep.get("checks") or [] if grading.status(c) == "skipped")
-    if grading.untouched(rep):
+def summary(rep: Report) -> Text:
+    """'7/13 checks passed (1 not run)', or 'not implemented yet'."""
+    n = rep.counts
+    if rep.untouched:
         text = "not implemented yet"
     else:
-        text = f"{n_pass}/{n_total} checks passed" + (f" ({skipped} not run)" if skipped else "")
-    color = "green" if rep.get("passed") else ("yellow" if rep.get("not_implemented") else "red")
+        text = f"{n.passed}/{n.total} checks passed" + (f" ({n.skipped} not run)" if n.skipped else "")
+    color = "green" if rep.passed else ("yellow" if rep.not_implemented else "red")
     return Text(text, style=f"bold {color}")
 
 

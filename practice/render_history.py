@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import difflib
 import io
-import json
 import math
 import textwrap
 import tokenize
@@ -13,7 +12,7 @@ import tokenize
 import click
 from rich.text import Text
 
-from practice import catalogue, clock, grading, history, paths, records, render, term
+from practice import catalogue, clock, history, paths, records, render, term
 from practice.clock import elapsed
 
 BARS = ("▁▂▃▄▅▆▇█", ".:-=+*#%")  # eight heights: a pass's time against the budget
@@ -157,15 +156,15 @@ def source_text(code: bytes | str) -> str:
 def _grading_lines(n: int, item: dict, previous: str | None, full: bool) -> list[Text | str]:
     """One grading of a replay: its result, what failed, and its code (whole the first
     time or with --full, else as a diff against the grading before)."""
-    rep = json.loads(item["report"])
+    rep = records.stored_report(item)
     head = Text(f"grading {n} at {clock.fmt(item['clock'])} on the clock ({item['command']}): "
                 + render.summary(rep).plain, style="bold green" if item["passed"] else "bold")
     lines: list[Text | str] = ["", head]
-    fails = grading.failing(rep)
+    fails = rep.failing
     if fails:
         lines.append("  failing: " + "; ".join(fails))
-    if rep.get("diagnosis"):
-        lines.append(f"  likely cause: {rep['diagnosis']}")
+    if rep.diagnosis:
+        lines.append(f"  likely cause: {rep.diagnosis}")
     code = source_text(item["code"])
     if previous is None or full:
         lines.append(textwrap.indent(code.rstrip("\n") or "(empty file)", "    |",

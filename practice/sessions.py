@@ -15,13 +15,12 @@ written whole.
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from practice import archive, catalogue, clock, grading, paths, records, targets
-from practice import mock as mocks
+from graders.engine.report import Report
+from practice import archive, catalogue, clock, grading, mock, paths, records, targets
 from practice.clock import elapsed
 from practice.errors import NothingToGrade, SessionError
 from practice.store import Store, StoreError
@@ -35,11 +34,46 @@ def _fault(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+@dataclass(frozen=True)
+class Started:
+    """What `start` or `resume` did: the attempt now open, and what happened around it."""
+    attempt: dict                      # the attempt, as recorded now
+    paused: list[dict]                 # the other clocks it paused
+    resumed: bool = False              # an attempt in progress was resumed, not a new one opened
+    was: str | None = None             # resumed: its clock before ("running", "paused", "solved")
+    recreated: bool = False            # resumed: its file was missing and the stub went back
+    minutes_ignored: bool = False      # resumed: --minutes was given, and applies only to new attempts
+    archived: Path | None = None       # new: where the file that was there was kept
+    closed: dict | None = None         # new, with --fresh: the attempt it closed
+    adopted: bool = False              # new: a file already there, with no session, is the attempt
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """What `submit` did for a practice attempt: the final grading and what was recorded."""
+    attempt: dict                      # the attempt, closed (as it was, when nothing was recorded)
+    report: Report                     # the final grading
+    n_gradings: int = 0                # times the attempt was graded, this one included (0: not recorded)
+    note: str | None = None            # why nothing was recorded (then nothing was submitted)
+
+    @property
+    def recorded(self) -> bool:
+        return self.note is None
+
+
+@dataclass(frozen=True)
+class Reset:
+    """What `reset` did: the stub is at `path` again."""
+    path: Path
+    archived: Path | None = None       # where the file that was there was kept
+    closed: dict | None = None         # the attempt in progress it closed
+
+
 @dataclass
 class Grading:
     """One grading of an attempt: the report, the attempt after it was recorded, the
     bytes graded, and the error that kept it from being recorded (None when it was)."""
-    report: dict
+    report: Report
     attempt: dict
     code: bytes
     error: StoreError | None = None
@@ -114,7 +148,7 @@ class Practice:
             raise SessionError(str(e)) from None
 
     # -- start, pause, resume ----------------------------------------------------------
-    def start(self, k: catalogue.Kata, minutes: float | None = None, fresh: bool = False) -> dict:
+    def start(self, k: catalogue.Kata, minutes: float | None = None, fresh: bool = False) -> Started:
         """Start a practice attempt at `k`, or resume the one in progress. From the lookup
         to the new record it is one transaction, so starts at the same moment make one
         attempt and the others resume it."""
@@ -147,11 +181,11 @@ class Practice:
         _fault("after-start-commit")
         if not adopt:
             self._put_stub(k, live, archived)
-        return {"attempt": self.attempt(new_id), "resumed": False, "archived": archived,
-                "closed": closed, "paused": paused, "adopted": adopt}
+        return Started(self.attempt(new_id), paused, archived=archived, closed=closed,
+                       adopted=adopt)
 
     def _resume_in(self, s, a: dict, k: catalogue.Kata, t: float,
-                   minutes_ignored: bool = False) -> dict:
+                   minutes_ignored: bool = False) -> Started:
         """Resume an open practice attempt (inside a transaction): its clock runs again,
         any other pauses, and a missing file gets the stub back."""
         live = Path(a["path"])
@@ -164,8 +198,8 @@ class Practice:
         records.touch(s, a["id"], t)
         records.add_event(s, "resume", k.name, a["id"],
                           detail="file recreated from the stub" if recreated else None)
-        return {"attempt": records.attempt(s, a["id"]), "resumed": True, "was": was,
-                "paused": paused, "recreated": recreated, "minutes_ignored": minutes_ignored}
+        return Started(records.attempt(s, a["id"]), paused, resumed=True, was=was,
+                       recreated=recreated, minutes_ignored=minutes_ignored)
 
     def pause(self, kata: str | None = None) -> dict:
         if self.running_mock():
@@ -180,7 +214,7 @@ class Practice:
             self.pause_running(s, clock.now(), "kata pause")
             return records.attempt(s, a["id"])
 
-    def resume(self, kata: str | None = None) -> dict:
+    def resume(self, kata: str | None = None) -> Started:
         if self.running_mock():
             raise SessionError("a mock interview is running; its clock never stopped")
         with self.store.tx() as s:
@@ -207,18 +241,15 @@ class Practice:
         except StoreError as e:
             return Grading(report, a, code, error=e)
 
-    def record(self, attempt_id: int, report: dict, code: bytes, origin: str) -> dict:
+    def record(self, attempt_id: int, report: Report, code: bytes, origin: str) -> dict:
         t = clock.now()
-        n_pass, n_total = grading.counts(report)
-        passed = bool(report.get("passed"))
+        passed = report.passed
         with self.store.tx() as s:
             a = records.attempt(s, attempt_id)
             on_clock = elapsed(a, t)
             if a["mode"] == "mock":  # an interview ends at its deadline, whenever it is graded
                 on_clock = min(on_clock, a["budget"])
-            records.insert_grading(s, attempt_id, t, on_clock, origin, passed,
-                                 bool(report.get("not_implemented")), n_pass, n_total, code,
-                                 json.dumps(report))
+            records.insert_grading(s, attempt_id, t, on_clock, origin, report, code)
             if a["state"] == "open":
                 records.touch(s, attempt_id, t)
                 if passed and a["clock"] in ("running", "paused"):
@@ -229,36 +260,36 @@ class Practice:
                     records.set_clock(s, attempt_id, "running", t)
                     records.add_event(s, "unsolved", a["kata"], attempt_id, a["mock_id"])
                 if a["mock_id"] is not None:
-                    mocks.settle_clock(s, a["mock_id"], t)
+                    mock.settle_clock(s, a["mock_id"], t)
             return records.attempt(s, attempt_id)
 
     # -- submit -------------------------------------------------------------------------
-    def submit(self, kata: str | None = None) -> dict:
-        """Final grading. In a mock interview, ends the interview (see practice.mock)."""
-        mock = self.running_mock()
-        if mock and (kata is None or any(a["kata"] == kata
-                                         for a in self.mock_attempts(mock["id"]))):
-            return {"mock": mocks.end(self, mock, "submitted")}
+    def submit(self, kata: str | None = None) -> Submitted | mock.MockReport:
+        """Final grading. In a mock interview, ends the interview and returns its report
+        (see practice.mock)."""
+        interview = self.running_mock()
+        if interview and (kata is None or any(a["kata"] == kata
+                                              for a in self.mock_attempts(interview["id"]))):
+            return mock.end(self, interview, "submitted")
         a = targets.in_progress(self.store, kata, "nothing to submit")
         g = self.grade(a, "submit")
         if not g.recorded:  # nothing is submitted, and the report is not lost
-            return {"attempt": a, "report": g.report, "note": g.note}
+            return Submitted(a, g.report, note=g.note)
         report, a = g.report, g.attempt
         t = clock.now()
         with self.store.tx() as s:
             a = self.close(s, records.attempt(s, a["id"]), t, "submitted", "submitted",
-                           bool(report.get("passed")))
+                           report.passed)
             records.add_event(s, "submit", a["kata"], a["id"],
                               detail="passed" if a["passed"] else "not passed")
-        return {"attempt": a, "report": report,
-                "n_gradings": records.n_gradings(self.store, a["id"])}
+        return Submitted(a, report, records.n_gradings(self.store, a["id"]))
 
     # -- reset ------------------------------------------------------------------------------
-    def reset(self, k: catalogue.Kata) -> dict:
+    def reset(self, k: catalogue.Kata) -> Reset:
         """Back to the stub: archive the current file, close its attempt, reopen nothing."""
         self.store.require_writable()
-        mock = self.running_mock()
-        if mock and any(a["kata"] == k.name for a in self.mock_attempts(mock["id"])):
+        interview = self.running_mock()
+        if interview and any(a["kata"] == k.name for a in self.mock_attempts(interview["id"])):
             raise SessionError(f"{k.name} is part of the running mock interview")
         live = paths.attempt_path(self.home, k.name)
         archived = self.archive_file(live, k.name, k.name)
@@ -270,4 +301,4 @@ class Practice:
                               detail=str(archived) if archived else None)
         _fault("after-reset-commit")
         self._put_stub(k, live, archived)
-        return {"archived": archived, "closed": closed, "path": live}
+        return Reset(live, archived, closed)

@@ -190,6 +190,14 @@ def _is_read_only(e: BaseException) -> bool:
             or "readonly" in str(e) or "unable to open" in str(e))
 
 
+def _in_the_way(folder: Path) -> str | None:
+    """What keeps `folder` from being made: a file where it or a folder above it should be."""
+    for p in (folder, *folder.parents):
+        if p.exists() or p.is_symlink():
+            return None if p.is_dir() else f"{p} is a file, not a folder"
+    return None
+
+
 def _is_write_failure(e: BaseException) -> bool:
     msg = str(e).lower()
     return (_errname(e).startswith(("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY"))
@@ -210,12 +218,23 @@ class Store:
     # -- opening -------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
         try:
-            self.home.mkdir(parents=True, exist_ok=True)
+            self._make_home()
             return self._open_writable()
         except (OSError, sqlite3.OperationalError) as e:
             if not _is_read_only(e):
                 raise
             return self._open_read_only(e)
+
+    def _make_home(self) -> None:
+        """The work folder, made if missing; a StoreError that says why when it cannot be
+        (a folder that may not be written is opened read-only instead)."""
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            if _is_read_only(e):
+                raise
+            raise StoreError(f"cannot use the work folder {self.home}: "
+                             f"{_in_the_way(self.home) or e.strerror or e}") from None
 
     def _open_writable(self) -> sqlite3.Connection:
         try:

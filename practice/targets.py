@@ -5,8 +5,33 @@ mock interview, else the practice attempt whose clock runs, else the one touched
 """
 from __future__ import annotations
 
-from practice import history, records
+from dataclasses import dataclass
+
+from practice import history, records, schedule
 from practice.errors import NothingToGrade, NotInProgress
+
+
+@dataclass(frozen=True)
+class MockInProgress:
+    """`kata status` during a mock interview: each question with its last grading row."""
+    mock: dict
+    questions: list[tuple[dict, dict | None]]
+
+
+@dataclass(frozen=True)
+class PracticeInProgress:
+    """`kata status` with a practice attempt open (the running clock's first)."""
+    attempt: dict
+    last: dict | None                  # its last grading row
+    n_gradings: int
+    others: list[dict]                 # the other attempts open
+    hints_shown: int                   # hints shown for it, those after it passed included
+
+
+@dataclass(frozen=True)
+class NothingInProgress:
+    """`kata status` with nothing open: what to practise next, if anything."""
+    next: schedule.Due | None
 
 
 def current(s) -> dict | None:
@@ -71,19 +96,19 @@ def last_worked_on(s) -> dict | None:
     return records.last_touched(s)
 
 
-def status(s) -> dict:
+def status(s) -> MockInProgress | PracticeInProgress | NothingInProgress:
     """What `kata status` shows: the running mock, else the open practice attempts
     (the running clock first), else what to practise next."""
     mock = records.running_mock(s)
     if mock:
-        return {"mock": mock, "questions": [(a, records.last_grading(s, a["id"]))
-                                            for a in records.mock_attempts(s, mock["id"])]}
+        return MockInProgress(mock, [(a, records.last_grading(s, a["id"]))
+                                     for a in records.mock_attempts(s, mock["id"])])
     opened = [a for a in records.open_attempts(s) if a["mode"] == "practice"]
     opened.sort(key=lambda a: a["clock"] != "running")
     if not opened:
         due = history.plan(s)
-        return {"next": due[0] if due else None}
+        return NothingInProgress(due[0] if due else None)
     a = opened[0]
-    return {"attempt": a, "last": records.last_grading(s, a["id"]),
-            "n_gradings": records.n_gradings(s, a["id"]), "others": opened[1:],
-            "hints_shown": records.hints_taken(s, a["kata"], a["id"])}
+    return PracticeInProgress(a, records.last_grading(s, a["id"]),
+                              records.n_gradings(s, a["id"]), opened[1:],
+                              records.hints_taken(s, a["kata"], a["id"]))

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from rich.text import Text
 
+from graders.engine.report import Report
 from practice import clock, messages, paths, records, render, term
-from practice import mock as mocks
+from practice import mock
 from practice.sessions import Practice
 
 SETTLE = 0.15  # seconds a file must stay unchanged before it is graded
@@ -75,7 +76,7 @@ class Target:
         self.path = Path(attempt["path"])
         self.sig = None
         self.graded_digest = None
-        self.report: dict | None = None
+        self.report: Report | None = None
         self.note: str | None = None  # why the last grading was not recorded
         self.graded_at: float | None = None
 
@@ -147,7 +148,7 @@ def _deadline(p: Practice, targets: list[Target], echo) -> bool:
     """End a mock interview whose time is up, print its report; True if it ended."""
     if targets[0].attempt["mode"] != "mock":
         return False
-    report = mocks.expire(p)
+    report = mock.expire(p)
     if report:
         echo("")
         echo(Text("Time is up: the mock interview is over.", style="bold yellow"))
@@ -189,7 +190,7 @@ def _clock_line(p: Practice, targets: list[Target]) -> Text:
     else:
         a = p.attempt(a["id"])
         text = Text("Clock: ") + render.clock_text(a, now)
-    if all(t.report and t.report.get("passed") for t in targets):
+    if all(t.report and t.report.passed for t in targets):
         text += Text("  Every check passes: `kata submit` records it.", style="green")
     return text
 

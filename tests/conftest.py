@@ -28,34 +28,31 @@ class FakeClock:
         self.t += seconds
 
 
-def stand_in_report(kata: str, path, source: bytes | None = None) -> dict:
-    """A report decided by markers in the file's bytes (`source`, as the caller read them,
-    else the file): NotImplementedError, `# PASS`, else a failure with a message, a repro
-    and a diagnosis."""
+def stand_in_report(kata: str, path, source: bytes | None = None):
+    """A report of the real type, decided by markers in the file's bytes (`source`, as the
+    caller read them, else the file): NotImplementedError, `# PASS`, else a failure with a
+    message, a repro and a diagnosis."""
+    from graders.engine.report import CheckResult, Report, Status
+
     raw = Path(path).read_bytes() if source is None else source
     code = raw.decode("utf-8", errors="replace")
-
-    def check(name, passed, message="", status=None, repro=None):
-        return {"name": name, "passed": passed, "message": message, "repro": repro,
-                "status": status or ("passed" if passed else "failed"), "id": None}
-
+    ok = [CheckResult("output shapes", Status.PASSED, id="test_shapes"),
+          CheckResult("agrees with the reference", Status.PASSED, id="test_agrees"),
+          CheckResult("rows sum to 1", Status.PASSED, id="test_rows")]
     if "# PASS" in code:
-        checks = [check("output shapes", True), check("agrees with the reference", True),
-                  check("rows sum to 1", True)]
-        diagnosis = None
-    elif "raise NotImplementedError" in code:
-        checks = [check("implemented", False, f"not implemented yet: `{kata}` still raises "
-                        "NotImplementedError", status="not_implemented")]
-        diagnosis = None
-    else:
-        checks = [check("output shapes", True),
-                  check("rows sum to 1", False, "weights row 3 sums to 0.74, expected 1",
-                        repro="import numpy as np\nx = np.ones((1, 4, 8))\nf(x)"),
-                  check("agrees with the reference", False, "largest difference 0.31")]
-        diagnosis = "future weights zeroed after the softmax without renormalising"
-    return {"kata": kata, "passed": all(c["passed"] for c in checks),
-            "not_implemented": checks[0]["status"] == "not_implemented", "checks": checks,
-            "diagnosis": diagnosis, "bug": None, "stdout": "", "seconds": 0.01}
+        return Report(kata, ok, stdout="", seconds=0.01)
+    if "raise NotImplementedError" in code:
+        return Report(kata, [CheckResult(
+            "implemented", Status.NOT_IMPLEMENTED,
+            f"not implemented yet: `{kata}` still raises NotImplementedError", function=kata)],
+            seconds=0.01)
+    return Report(kata, [
+        ok[0],
+        CheckResult("rows sum to 1", Status.FAILED, "weights row 3 sums to 0.74, expected 1",
+                    "import numpy as np\nx = np.ones((1, 4, 8))\nf(x)", "test_rows", kata),
+        CheckResult("agrees with the reference", Status.FAILED, "largest difference 0.31",
+                    id="test_agrees", function=kata)],
+        "future weights zeroed after the softmax without renormalising", seconds=0.01)
 
 
 def make_tree(root: Path) -> Path:
@@ -83,9 +80,11 @@ def install_stand_ins(root: Path, calls: list | None = None) -> None:
     catalogue.ROOT = Path(root)
 
     def grade(kata, path, source=None):
+        from graders.engine.report import Report
+
         if calls is not None:
             calls.append((kata, str(path)))
-        return stand_in_report(kata, path, source)
+        return Report.from_dict(stand_in_report(kata, path, source).to_dict())  # as sent by the grading process
 
     grading.grade = grade
     grading.prepare = lambda hints=(): None  # nothing to start: the stand-in grades in-process
@@ -142,6 +141,7 @@ class KataEnv:
 
 @pytest.fixture
 def kenv(tmp_path, monkeypatch) -> KataEnv:
+    from graders.engine.report import Report
     from practice import catalogue, clock, grading
 
     home = tmp_path / "home"
@@ -156,7 +156,7 @@ def kenv(tmp_path, monkeypatch) -> KataEnv:
 
     def grade(kata, path, source=None):
         calls.append((kata, str(path)))
-        return stand_in_report(kata, path, source)
+        return Report.from_dict(stand_in_report(kata, path, source).to_dict())  # as sent by the grading process
 
     monkeypatch.setattr(grading, "grade", grade)
     monkeypatch.setattr(grading, "prepare", lambda hints=(): None)

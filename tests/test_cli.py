@@ -568,8 +568,12 @@ def test_after_the_database_is_set_aside_the_attempt_carries_on(kenv):
 def test_an_unwritable_work_folder_is_a_clear_error(kenv, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    r = kenv.run("status", env={"KATA_HOME": str(blocker / "home")})
-    assert r.exit_code == 1 and "Error:" in r.stderr
+    for home in (blocker / "home", blocker):
+        r = kenv.run("status", env={"KATA_HOME": str(home)})
+        assert r.exit_code == 1 and r.stdout == ""
+        assert r.stderr == (f"Error: cannot use the work folder {home}: "
+                            f"{blocker} is a file, not a folder\n")  # which folder, and why
+    assert blocker.read_text() == "x"
 
 
 # -- hints and the reference after passing or after the time is up -----------------------------

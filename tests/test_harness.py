@@ -115,7 +115,7 @@ def test_an_endless_loop_fails_one_check_and_stops(tmp_path, quick_timeouts):
     report = grade("softmax", attempt(tmp_path, "def softmax(z, axis=-1):\n    while True:\n        pass\n"))
     first, *rest = failures(report)
     assert "did not finish within 0.5 s on softmax(z" in first["message"]
-    assert rest and all("did not finish" in c["message"] or c["status"] == "skipped" for c in rest)
+    assert rest + report["skipped"] and all("did not finish" in c["message"] for c in rest)
     assert report["seconds"] < 4
 
 

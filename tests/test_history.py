@@ -102,3 +102,36 @@ def test_the_glance_uses_plain_characters_where_the_output_cannot_encode_blocks(
     r = CliRunner(charset="ascii").invoke(kata.cli, ["history"])
     assert r.exit_code == 0, r.output
     assert "softmax  =#  passed 2 of 2: 5:00 -> 8:00" in r.output
+
+
+OLDER_REPORTS = {  # reports as earlier versions of `kata` stored them
+    "unversioned": {"kata": "softmax", "passed": False, "not_implemented": False, "checks": [
+        {"name": "output shapes", "passed": True, "message": ""},
+        {"name": "rows sum to 1", "passed": False, "message": "row 3 sums to 0.74", "repro": "f(x)"}],
+        "diagnosis": "zeroed after the softmax", "stdout": "", "seconds": 0.2},
+    "version 2": {"version": 2, "kata": "softmax", "passed": False, "not_implemented": False, "checks": [
+        {"name": "output shapes", "passed": True, "status": "passed", "message": "", "repro": None,
+         "id": "test_shapes", "function": None, "picture": None},
+        {"name": "rows sum to 1", "passed": False, "status": "failed", "message": "row 3 sums to 0.74",
+         "repro": "f(x)", "id": "test_rows", "function": "softmax", "picture": None},
+        {"name": "huge logits", "passed": False, "status": "skipped", "message": "not run: time ran out",
+         "repro": None, "id": "test_huge", "function": None, "picture": None}],
+        "diagnosis": "zeroed after the softmax", "bug": None, "stdout": "", "stdout_bytes": 0, "seconds": 0.2},
+}
+
+
+def test_reports_stored_by_older_versions_read_back(kenv):
+    import json
+
+    kenv.run("start", "softmax")
+    for old in OLDER_REPORTS.values():
+        kenv.run("check")
+        con = kenv.db()
+        con.execute("UPDATE gradings SET report = ? WHERE id = (SELECT max(id) FROM gradings)",
+                    (json.dumps(old),))
+        con.commit()
+    out = kenv.run("history", "softmax", "--attempt", "1").stdout
+    assert "grading 1 at 0:00 on the clock (check): 1/2 checks passed" in out
+    assert "grading 2 at 0:00 on the clock (check): 1/3 checks passed (1 not run)" in out
+    assert out.count("failing: rows sum to 1\n") == 2 and "huge logits" not in out
+    assert out.count("likely cause: zeroed after the softmax") == 2

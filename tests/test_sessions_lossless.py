@@ -2,7 +2,9 @@
 any point, every attempt ever started is on disk and every line the user wrote is kept."""
 from __future__ import annotations
 
+import json
 import random
+import re
 import sqlite3
 import subprocess
 import time
@@ -11,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from conftest import stand_in_command
-from practice import catalogue
 
 NAMES = ["softmax", "rope", "gqa"]
 
@@ -124,7 +125,7 @@ def test_kata_processes_killed_at_random_moments(tmp_path, subprocess_env):
     rng = random.Random(5)
     commands = [["start", "softmax"], ["check"], ["start", "rope", "--fresh"],
                 ["reset", "softmax"], ["submit"], ["hint", "rope"], ["mock", "--seed", "1"]]
-    written = []
+    written, killed = [], 0
     for i in range(8):
         f = home / "softmax.py"
         if f.exists():
@@ -135,7 +136,7 @@ def test_kata_processes_killed_at_random_moments(tmp_path, subprocess_env):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.02, 0.4))
         proc.kill()
-        proc.wait()
+        killed += proc.wait() == -9  # not finished yet: killed where it stood
         st = run_kata(root, subprocess_env, "status")
         assert st.returncode == 0 and "Traceback" not in st.stderr, st.stderr
         assert every_attempt_on_disk(home) == []
@@ -143,7 +144,54 @@ def test_kata_processes_killed_at_random_moments(tmp_path, subprocess_env):
         assert all(m in code for m in written)
         if st.stdout.startswith("Mock"):
             run_kata(root, subprocess_env, "submit")
-    assert catalogue.names()  # the catalogue was readable throughout
+    assert killed, "no command was killed before it finished"
+    assert files_not_whole(root, home) == []
+    assert records_half_written(home) == []
+
+
+def files_not_whole(root: Path, home: Path) -> list[str]:
+    """Files of the work folder that are not a stub followed by whole lines the user wrote
+    (temp files, whose names start with a dot, are what a killed write leaves: skipped)."""
+    problems = []
+    for p in home.rglob("*.py"):
+        if p.name.startswith("."):
+            continue
+        rel = p.relative_to(home).parts
+        kata = rel[1] if rel[0] == "archive" else p.stem  # archive/KATA/..., mock/N/KATA.py
+        stub = (root / "katas" / f"{kata}.py").read_text()
+        text = p.read_text()
+        if not text.startswith(stub) or not re.fullmatch(r"(# edit \d+\n)*", text[len(stub):]):
+            problems.append(f"{p.relative_to(home)} is not its stub and whole lines: {text!r}")
+    return problems
+
+
+def records_half_written(home: Path) -> list[str]:
+    """What in the database only a part of a transaction could have left; the database
+    opens as it is (nothing set aside) and passes integrity_check."""
+    from graders.engine.report import Report
+    from practice.store import Store
+
+    warnings = []
+    Store(home, warn=warnings.append).close()
+    assert warnings == [] and not list(home.glob("*.broken-*"))
+    con = sqlite3.connect(home / "kata.sqlite3")
+    con.row_factory = sqlite3.Row
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    problems = []
+    running = con.execute("SELECT count(*) FROM attempts WHERE mode = 'practice' AND state = 'open' "
+                          "AND clock = 'running'").fetchone()[0]
+    if running > 1:
+        problems.append(f"{running} practice clocks run at once")
+    for m in con.execute("SELECT id, state FROM mocks"):
+        states = {r[0] for r in con.execute("SELECT state FROM attempts WHERE mock_id = ?", (m["id"],))}
+        if (m["state"] == "running") != (states == {"open"}):
+            problems.append(f"mock {m['id']} is {m['state']} with questions {sorted(states)}")
+    for g in con.execute("SELECT * FROM gradings"):
+        r = Report.from_dict(json.loads(g["report"]))
+        if (r.passed, r.counts.passed, r.counts.total) != (g["passed"], g["n_passed"], g["n_total"]):
+            problems.append(f"grading {g['id']} does not match its report")
+    con.close()
+    return problems
 
 
 def test_a_kata_killed_right_after_its_first_start_leaves_the_file(tmp_path, subprocess_env):

@@ -135,7 +135,7 @@ def graded(kata: str, path: str | Path, source: bytes | None = None):
         found = diagnose(kata, judged.failing, grading.history, judged.named, getattr(module, "WORKER_SETUP", ()), failed)
         if found:
             report.diagnosis, report.bug = found["message"], found["bug"]
-    report.extra["observed"] = _observed(kata, ref, judged)
+    report.observed = _observed(kata, ref, judged)
     return _done(report, started), grading
 
 

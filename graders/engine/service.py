@@ -112,7 +112,9 @@ def serve() -> None:
     from graders.engine import sandbox
 
     sandbox.fork_template()  # nothing of the judge has been imported yet: the template is clean
-    from graders.engine import diagnose, harness, judge, vocabulary  # noqa: F401  (loaded while kata starts up)
+    # loaded while kata parses its command line; the diagnosis only when an attempt fails
+    # (graders.engine.harness imports it then): a passing attempt's grading waits for none of it
+    from graders.engine import harness, judge, vocabulary  # noqa: F401
 
     _load_ahead(os.environ.get("KATA_SERVICE_HINTS", "").split())
     sandbox.template().prefork()  # the attempt's process, ready before the job comes
