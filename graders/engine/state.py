@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from graders.engine import calls as make
 from graders.engine.domain import Explore
-from graders.engine.failures import AttemptRaised, CheckFailed
+from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
 from graders.engine.inputs import Inputs
-from graders.engine.recorder import _differs
+from graders.engine.recorder import Raised, _differs
 from graders.engine.vocabulary import _first_difference
 
 POKED = 7.0   # what the caller writes into a result it was given
@@ -49,7 +49,8 @@ def expect_sequence(impl, ex: Explore, new: Inputs, case: dict, ref, other: dict
             first[0].source = f"(out1 := {plain})"  # the repro keeps what call 1 returned, to write into it
             write = (f"[a.__setitem__(Ellipsis, {POKED}) for a in (out1 if isinstance(out1, tuple) else [out1]) "
                      f"if isinstance(a, np.ndarray)]")
-            again = fn.send(first[3], first[4], {"args": list(first[3]), "kwargs": first[4]}, f"({write}, {plain})[1]")
+            again = _made(lambda: fn.send(first[3], first[4], {"args": list(first[3]), "kwargs": first[4]},
+                                          f"({write}, {plain})[1]"), (), {})
             steps.append((impl.grading.calls[-1], again, first[2], case.get("dtype", "float64")))
             _judge(impl, ex, steps, params, refused)
             if changed:
@@ -80,7 +81,7 @@ def expect_first_float32(impl, ex: Explore, new: Inputs, case: dict, ref) -> Non
                 continue
             args, kwargs = _as_float64(new, first[3]), _as_float64(new, first[4])
             want = make.expected(ref, ex.function, args, kwargs)
-            out = getattr(fresh, ex.function)(*args, **kwargs)
+            out = _made(getattr(fresh, ex.function), args, kwargs)
             steps.append((fresh.grading.calls[-1], out, want, "float64"))
         _judge(fresh, ex, steps, params, [], n_of=lambda n: 7 if n % 2 == 0 else 8)
     finally:
@@ -126,10 +127,21 @@ def _step(impl, ex, new, case, ref, params, steps, suffix):
     want = make.expected(ref, ex.function, args, kwargs)
     if want is make.REFUSED:
         return None
-    out = getattr(impl, ex.function)(*args, **kwargs)
+    out = _made(getattr(impl, ex.function), args, kwargs)
     call = impl.grading.calls[-1]
     steps.append((call, out, want, case.get("dtype", "float64")))
     return call, out, want, args, kwargs
+
+
+def _made(fn, args: tuple, kwargs: dict):
+    """What a call of the sequence returned, or what it raised (a Raised): a call that raises is
+    judged like one that returns something wrong, against the same call made alone."""
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedYet:
+        raise
+    except AttemptRaised as exc:
+        return exc.original
 
 
 def _again(impl, ex, new, case, ref, params, steps, first) -> None:
@@ -149,7 +161,7 @@ def _again(impl, ex, new, case, ref, params, steps, first) -> None:
     want = make.expected(ref, ex.function, args, kwargs)
     if want is make.REFUSED:
         return
-    out = impl.again(call, assign)
+    out = _made(lambda: impl.again(call, assign), (), {})
     steps.append((impl.grading.calls[-1], out, want, case.get("dtype", "float64")))
 
 
@@ -201,7 +213,9 @@ def _judge(impl, ex: Explore, steps: list, params, refused: list, n_of=lambda n:
 def _same_alone(alone, call, out, dtype) -> bool:
     try:
         by_itself = getattr(alone, call.function)(*call.args, **call.kwargs)
-    except AttemptRaised:
+    except AttemptRaised as exc:  # the same exception alone: not the earlier calls' doing
+        return isinstance(out, Raised) and out.type_name == exc.original.type_name
+    if isinstance(out, Raised):
         return False
     try:
         make.expect_same(out, by_itself, "", dtype)
