@@ -114,6 +114,7 @@ def _touched(kata: str, name: str, source: str) -> tuple[str, ...]:
     return tuple(sorted(changed or mine))
 
 
+@lru_cache(maxsize=256)
 def _functions(source: str) -> dict[str, tuple[str, set[str]]]:
     """Top-level functions by name: (their code as an AST dump, the names they read)."""
     tree = ast.parse(source)
