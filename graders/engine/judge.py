@@ -97,7 +97,38 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float) -
             cap = time.monotonic() + 2 * check_seconds
     candidate.grading.deadline = float("inf")
     judged.results = [results[t.__name__] for t in tests]  # in the order the grader lists them
+    if any(ident in STATE_CHECKS and failure.kind in ("stale", "shared") for ident, failure in judged.failures):
+        blame_state(judged, candidate, check_seconds)  # state is known to leak: say which failures it explains
     return judged
+
+
+STATE_CHECKS = ("repeated_calls", "new_arrays")   # the explorer's checks about what calls leave behind
+STATE_NOTE = ("; made alone, in a new process, the same case passes: what earlier calls left behind changes the "
+              "answer (state kept between calls), not the formula")
+
+
+def blame_state(judged: Judged, candidate: Candidate, check_seconds: float) -> None:
+    """When state is known to leak between calls, each other failed check whose failing case
+    passes when made alone, in a new process, says so: the check names the symptom, and the
+    message names the cause."""
+    for ident, failure in judged.failures:
+        again = getattr(failure, "again", None)
+        if ident in STATE_CHECKS or again is None or failure.kind in ("mutated", "raises", "memory", "missing"):
+            continue
+        result = next(r for r in judged.results if r.id == ident)
+        candidate.grading.deadline = time.monotonic() + check_seconds
+        try:
+            fresh = candidate.fresh()
+        except AttemptGone:
+            return
+        try:
+            if again(fresh) is None:
+                result.message += STATE_NOTE
+        except (AttemptGone, CheckFailed):
+            pass
+        finally:
+            fresh.box.close()
+            candidate.grading.deadline = float("inf")
 
 
 def _restart(box: Sandbox, candidate: Candidate, check_seconds: float) -> str | None:

@@ -109,6 +109,8 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
                 if said:
                     failure.message = f"{failure.message} [{said}]"
                     failure.args = (failure.message,)
+                if failure.case is not None:  # the judge may make the case again, alone (judge.blame_state)
+                    failure.again = lambda other, case=failure.case: attempt_case(other, ref, case)
                 raise failure
             if passed_over and len(passed_over) == len(cases):
                 raise passed_over[0]

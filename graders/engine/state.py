@@ -110,6 +110,8 @@ def _fetched(impl, steps: list) -> list:
     what it returned, what it holds now) for each that changed."""
     changed, last = [], steps[-1][0].id
     for n, (call, out, _, _) in enumerate(steps, 1):
+        if isinstance(out, Raised):
+            continue  # it raised: nothing was returned to keep
         now = impl.fetch(call)
         call.later, call.later_seen, call.later_after = now, True, last
         if _differs(out, now):
