@@ -99,3 +99,18 @@ def test_the_same_file_gets_the_same_report(tmp_path):
     first, second = graded(tmp_path, wrong), graded(tmp_path, wrong)
     keep = ("checks", "observed", "bug", "diagnosis")
     assert {k: first[k] for k in keep} == {k: second[k] for k in keep}
+
+
+def test_a_wrong_loss_with_its_own_right_gradient_is_blamed_on_the_loss(tmp_path):
+    """cross_entropy weighting positions unequally, loss and gradient alike: the loss disagrees with
+    the reference, and the gradient, being the gradient of that loss, is not called wrong."""
+    from pathlib import Path
+
+    ref = (Path(__file__).resolve().parent.parent / "solutions" / "cross_entropy.py").read_text()
+    weighted = ref.replace("    loss = np.sum(nll, where=counted) / n ",
+                           "    w = (rows + 1.0) / np.sum((rows + 1.0)[counted])\n"
+                           "    loss = np.sum(nll * w, where=counted) ").replace(
+        "dz = np.where(counted[:, None], dz / n, 0)", "dz = np.where(counted[:, None], dz * w[:, None], 0)")
+    assert weighted.count("w[:, None]") == 1
+    report = graded(tmp_path, weighted, "cross_entropy")
+    assert "agrees" in failed(report) and "finite_differences" not in failed(report), failed(report)
