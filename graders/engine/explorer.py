@@ -26,6 +26,7 @@ from functools import lru_cache
 from graders.engine import calls as make
 from graders.engine import state
 from graders.engine.domain import Domain, Explore
+from graders.engine.inputs import Inputs
 from graders.engine.inputs import LAYOUT_CHECK as LAYOUTS
 from graders.engine.runner import check
 
@@ -56,7 +57,21 @@ def _checks(domain: Domain) -> dict:
 
     frozen = ("axis",) + tuple(p for ex in domain.functions for p in ex.scalars)  # what a case is about
 
-    @check(EXPLORED, explored, valid=valid, after=("agrees",), frozen=frozen, describe=describe)
+    def planned(want_refused: bool):
+        """The calls the cases of `explored` (or `invalid_calls`) will make, to send ahead."""
+        def calls(impl, ref, cases):
+            out = []
+            for case in cases:
+                ex = fns[case["fn"]]
+                args, kwargs = make.arguments(ex, Inputs(case.get("seed", 0)), case, ref)
+                refused = make.expected(ref, ex.function, args, kwargs) is make.REFUSED
+                if refused == want_refused and (want_refused or ex.determined is None or ex.determined(case)):
+                    out.append((ex.function, args, kwargs))
+            return out
+        return calls
+
+    @check(EXPLORED, explored, valid=valid, after=("agrees",), frozen=frozen, describe=describe,
+           ahead=planned(False))
     def explored_(impl, new, ref, **case):
         ex = fns[case["fn"]]
         args, kwargs = make.arguments(ex, new, case, ref)
@@ -69,7 +84,7 @@ def _checks(domain: Domain) -> dict:
 
     out["explored"] = explored_
     if invalid:
-        @check(INVALID, invalid, valid=lambda c: True, frozen=frozen, describe=describe)
+        @check(INVALID, invalid, valid=lambda c: True, frozen=frozen, describe=describe, ahead=planned(True))
         def invalid_calls(impl, new, ref, why, **case):
             ex = fns[case["fn"]]
             args, kwargs = make.arguments(ex, new, case, ref)

@@ -9,6 +9,7 @@ diagnosis to replay.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import time
@@ -256,11 +257,11 @@ class Recorded:
         as a call with `args` and `kwargs` (what the attempt's arguments hold when it starts);
         `source` is the Python that makes the same call, when it is not plain."""
         g = self.candidate.grading
+        digests = fingerprints(args, kwargs)
+        self.candidate.take_ahead(self.name, digests, request)
         inputs = g.inputs
         source = source or f"{self.name}({_render_args(args, kwargs, inputs)})"
         small = g.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
-        digests = {key: digest(v) for key, v in [*enumerate(args), *kwargs.items()]
-                   if not isinstance(v, np.random.Generator)}
         # the judge's arrays never reach the attempt (it gets copies), so the call keeps the arrays
         # themselves; the end of the case checks by fingerprint that the check left them as sent
         call = Call(self.name, *(_held((args, kwargs)) if small else ((), {})), source=source,
@@ -351,12 +352,19 @@ def _render_args(args, kwargs, inputs) -> str:
     return ", ".join(parts)
 
 
+def fingerprints(args: tuple, kwargs: dict) -> dict:
+    """The fingerprint of each argument (a Generator's state is meant to move: none)."""
+    return {key: digest(v) for key, v in [*enumerate(args), *kwargs.items()] if not isinstance(v, np.random.Generator)}
+
+
 class Candidate:
     """The candidate's module as the judge reaches it: through the attempt's process."""
 
     def __init__(self, box, functions: list[str], path: str | None = None, grading: Grading | None = None):
         self.box, self.functions, self._path = box, set(functions), path
         self.grading = grading if grading is not None else Grading()
+        self.ahead: collections.deque = collections.deque()   # (fn, fingerprints, args, kwargs) sent ahead
+        self.settling = False
 
     def __getattr__(self, name: str) -> Recorded:
         if name.startswith("__") or name not in self.functions:
@@ -406,6 +414,53 @@ class Candidate:
         box.start()
         box.wait_loaded(min(self.grading.deadline, time.monotonic() + 10.0))
         return Candidate(box, box.functions, self._path, self.grading)
+
+    def send_ahead(self, calls: list[tuple[str, tuple, dict]]) -> None:
+        """Send (function, args, kwargs) calls to the attempt's process before they are made: the
+        calls made next, in the same order, with the same arguments, get their answers from
+        these (graders.engine.sandbox.Sandbox.send_ahead). When a call goes another way (a
+        failure is shrunk), the rest are made first, as the attempt's process already made
+        them: every call it ran is in the record, in its order."""
+        if self.ahead or not calls:
+            return
+        opts = dict(self.grading.opts)
+        messages = [{"op": "call", "id": 0, "fn": fn, "args": list(args), "kwargs": kwargs, "opts": opts,
+                     "digests": fingerprints(args, kwargs)} for fn, args, kwargs in calls]
+        self.box.send_ahead(messages)
+        if self.box.ahead:
+            self.ahead.extend((m["fn"], m["digests"], args, kwargs) for m, (_, args, kwargs) in zip(messages, calls))
+
+    def take_ahead(self, fn: str, digests: dict, request: dict) -> None:
+        """Before a call is made: if calls were sent ahead and this is not the next of them, make
+        those first (they ran in the attempt's process already)."""
+        if not self.ahead or self.settling:
+            return
+        head = self.ahead[0]
+        if head[0] == fn and head[1] == digests and "args_from" not in request and self.box.ahead:
+            self.ahead.popleft()
+            return
+        self.settle()
+
+    def settle(self) -> None:
+        """Make the calls sent ahead that no case made yet (the attempt's process ran them): each
+        is recorded as it came. Nothing, when the process they were sent to is gone."""
+        if not self.box.ahead:
+            self.ahead.clear()
+        self.settling = True
+        g = self.grading
+        try:
+            while self.ahead:
+                name, _, args, kwargs = self.ahead.popleft()
+                try:
+                    Recorded(name, self).send(args, kwargs, {"args": list(args), "kwargs": kwargs})
+                except CheckFailed:
+                    pass  # recorded as it came; the case it belonged to is not being judged now
+                finally:
+                    made = g.calls.pop()  # not a call of the case being run: straight into the record
+                    if made.recorded:
+                        g.history.append(made)
+        finally:
+            self.settling = False
 
     def forget(self) -> None:
         """The attempt's process drops the results it keeps for fetch()."""

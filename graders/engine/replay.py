@@ -34,6 +34,8 @@ def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
         return isinstance(a, Raised) and isinstance(b, BaseException) and a.same_as(b)
     if a is None or b is None or isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)):
         return type(a) is type(b) and a == b
+    if _whole(a) and _whole(b):
+        return int(a) == int(b)  # exactly, however large (past 2**64 NumPy has no integer type)
     if isinstance(a, np.random.Generator) or isinstance(b, np.random.Generator):
         return isinstance(a, np.random.Generator) and isinstance(b, np.random.Generator)
     if isinstance(a, dict) and isinstance(b, dict):
@@ -62,6 +64,10 @@ def _same(a: Any, b: Any, dtype: np.dtype) -> bool:
         return bool(np.allclose(x.astype(np.float64), y.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True))
     except (TypeError, ValueError):
         return False
+
+
+def _whole(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 # Replays of modules that keep no state, by (module, function, fingerprints of the arguments):

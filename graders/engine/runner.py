@@ -71,7 +71,8 @@ def _size(case: dict) -> int:
 def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
           minimum: dict | None = None, valid: Callable[[dict], bool] | None = None,
           timeout: float | None = None, slow: str | None = None, after: tuple[str, ...] = (),
-          frozen: tuple[str, ...] = (), describe: Callable[[dict], str] | None = None):
+          frozen: tuple[str, ...] = (), describe: Callable[[dict], str] | None = None,
+          ahead: Callable | None = None):
     """Declare a property. `name` is what the candidate reads; each case runs in turn.
 
     The body is `body(impl, x, **case)` (or with `ref` too), where `x` is a fresh
@@ -85,6 +86,8 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
     (their functions) that must pass first: a check that compares along one dimension of the
     input domain says nothing new about an attempt that already fails their plain cases.
     `frozen`: case entries the shrinker leaves alone; `describe(case)`: the words for a case.
+    `ahead(impl, ref, cases)`: the (function, args, kwargs) calls the cases will make, sent to the
+    attempt's process before the cases run (one call a case: fewer round trips).
     """
     cases = cases or [{}]
     minimum = minimum or {}
@@ -95,6 +98,14 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
         def test(impl, ref):
             impl.grading.check = name
             passed_over = []
+            if ahead is not None:
+                impl.send_ahead(ahead(impl, ref, cases))
+            try:
+                run_cases(impl, ref, passed_over)
+            finally:
+                impl.settle()  # calls sent ahead and not made: made now, in this check, in their order
+
+        def run_cases(impl, ref, passed_over):
             for case in cases:
                 try:
                     failure = attempt_case(impl, ref, case)
