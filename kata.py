@@ -7,7 +7,14 @@ rich or watchdog): each command loads what it needs when it needs it.
 """
 from __future__ import annotations
 
+import signal
 import sys
+
+# Ctrl-C while kata loads its modules ends it at once, quietly, with the status of an
+# interrupted command (130); once loaded, commands take it as KeyboardInterrupt (KataGroup).
+_QUIET_INTERRUPT = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+if _QUIET_INTERRUPT:
+    signal.signal(signal.SIGINT, lambda *_: __import__("os")._exit(130))
 
 # The commands that grade start the attempt's interpreter first: it needs as long to import
 # NumPy as this process needs for everything else, so both are ready at about the same time.
@@ -142,6 +149,14 @@ class KataGroup(click.Group):
     def list_commands(self, ctx):
         return list(self.commands)  # in the order defined: the order of a practice round
 
+    def invoke(self, ctx):
+        """An interrupted command (Ctrl-C) exits 130, without a traceback or "Aborted!"."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo(err=True)
+            raise click.exceptions.Exit(130) from None
+
 
 @click.group(cls=KataGroup, context_settings=CONTEXT)
 @click.version_option(package_name="attention-katas", message="%(prog)s %(version)s")
@@ -236,7 +251,7 @@ def check(name, file, as_json):
     ctx = click.get_current_context()
     if file is not None:
         k = _kata(name or _name_of(file))
-        report = grading.grade(k.name, file, source=file.read_bytes())
+        report = grading.grade(k.name, file, source=paths.read_attempt(file))
         _show([(k.name, file, report)], as_json, recorded=False)
         ctx.exit(0 if report.get("passed") else 1)
     if name:
@@ -518,6 +533,9 @@ def reset(name):
     p = _practice()
     out(messages.reset_done(k, p.reset(k)))
 
+
+if _QUIET_INTERRUPT:  # loaded: Ctrl-C is a KeyboardInterrupt again
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 if __name__ == "__main__":  # pragma: no cover
     cli(prog_name="kata")

@@ -64,8 +64,9 @@ def static_checks(source: bytes, filename: str) -> list[CheckResult]:
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as exc:
-        if not exc.lineno:
-            return [CheckResult(VALID, Status.FAILED, f"the file cannot be read as Python source: {visible(exc.msg)}")]
+        if not exc.lineno or str(exc.msg).startswith("(unicode error)"):
+            return [CheckResult(VALID, Status.FAILED, f"the file cannot be read as Python source (a binary file, or "
+                                                      f"text not in UTF-8?): {visible(str(exc.msg))[:300]}")]
         code = visible((exc.text or "").strip())[:200]
         where = f" `{code}`" if code else ""
         return [CheckResult(VALID, Status.FAILED, f"syntax error on line {exc.lineno}: {visible(exc.msg)}{where}")]
