@@ -162,7 +162,7 @@ def _clean_imports() -> imports.Refuser:
         del sys.modules[name]
     sys.modules["__main__"] = types.ModuleType("__main__")
     own = (machinery.BuiltinImporter, machinery.FrozenImporter, machinery.PathFinder)
-    guard = imports.Refuser("", PLAN.numpy_dir or "\0")
+    guard = imports.Refuser("", PLAN.numpy_dir or "\0", PLAN.stdlib_path)
     sys.meta_path[:] = [guard] + [f for f in sys.meta_path if f in own]
     return guard
 

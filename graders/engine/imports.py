@@ -10,6 +10,7 @@ Only the standard library and NumPy may be imported here: the attempt's process 
 """
 from __future__ import annotations
 
+import os
 import sys
 
 ALLOWED_THIRD_PARTY = frozenset({"numpy"})
@@ -47,16 +48,21 @@ def refusal(module: str, line: int | None) -> str:
 
 
 class Refuser:
-    """A sys.meta_path finder that refuses every module `allowed` does not name, unless NumPy's
-    own code asks for it. `refused` keeps each refusal's message, for the judge."""
+    """A sys.meta_path finder that refuses every module `allowed` does not name and the
+    standard library's folders do not hold (`_sysconfigdata_*`, say), unless NumPy's own code
+    asks for it. `refused` keeps each refusal's message, for the judge."""
 
-    def __init__(self, filename: str, numpy_dir: str):
-        self.filename, self.numpy_dir = filename, numpy_dir
+    def __init__(self, filename: str, numpy_dir: str, stdlib_path: list[str]):
+        from importlib.machinery import PathFinder
+
+        self.filename, self.numpy_dir, self.stdlib_path = filename, numpy_dir, list(stdlib_path)
+        self.roots = tuple(p.rstrip(os.sep) + os.sep for p in [*self.stdlib_path, numpy_dir] if p)
         self.refused: list[str] = []
-        self._frame = sys._getframe  # taken now: the attempt may rebind sys._getframe
+        # taken now: the attempt may rebind sys._getframe or the import machinery's classes
+        self._frame, self._find = sys._getframe, PathFinder.find_spec
 
     def find_spec(self, name, path=None, target=None):
-        if allowed(name):
+        if allowed(name) or ("." not in name and self._find(name, self.stdlib_path) is not None):
             return None
         line = self._importer_line()
         if line is False:
@@ -81,3 +87,9 @@ class Refuser:
 
     def invalidate_caches(self) -> None:
         pass
+
+    def got_past(self, name: str, module) -> bool:
+        """A module in sys.modules that this finder would have refused and that was loaded from
+        a file outside the standard library and NumPy (how it got there does not matter)."""
+        where = getattr(module, "__file__", None)
+        return not allowed(name) and isinstance(where, str) and not where.startswith(self.roots)

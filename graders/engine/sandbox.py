@@ -371,7 +371,8 @@ class Sandbox:
         except socket.timeout:
             self._fail(CallTimedOut("timeout"))
         except WireError as exc:
-            self._fail(AttemptCrashed(f"sent back a reply that does not decode ({exc})"))
+            self._fail(AttemptCrashed(f"sent back a reply that does not decode ({exc}): did it write into a socket "
+                                      f"of its process that is not its own?"))
         finally:
             if self.chan is not None:
                 self.chan.settimeout(None)

@@ -87,6 +87,7 @@ class Worker:
     def serve(self) -> None:
         while True:
             try:
+                self.chan.setblocking(True)  # whatever the attempt made of the descriptor's flags
                 request = recv_request(self.chan)
             except (EOFError, OSError):
                 self.exit(0)
@@ -112,7 +113,7 @@ class Worker:
     def _note_refusals(self, reply: dict) -> None:
         """Imports refused since the last reply; a module that got past the guard counts too."""
         if self.module is not None and len(self.modules) != self.n_modules:
-            names = [n for n in list(self.modules) if not imports.allowed(n) and n not in self.own]
+            names = [n for n, m in list(self.modules.items()) if n not in self.own and self.guard.got_past(n, m)]
             for name in names:
                 message = imports.refusal(name.partition(".")[0], None)
                 if message not in self.guard.refused:
@@ -134,7 +135,9 @@ class Worker:
     def op_load(self, request) -> dict:
         import types
 
-        source, self.filename = request["source"], request["filename"]
+        # The attempt runs as a file of its own folder: its name, not where the user keeps it.
+        source = request["source"]
+        self.filename = os.path.join(os.getcwd(), os.path.basename(request["filename"]) or "attempt.py")
         self.guard.filename = self.filename
         for step in request.get("setup", ()):
             getattr(self, "setup_" + step)()
@@ -194,8 +197,9 @@ class Worker:
         """The arguments the call changed (by their fingerprints), and every Generator's state."""
         sent = request.get("digests") or {}
         changed, rngs = {}, {}
+        generator = _np().Generator
         for key, value in [*enumerate(args), *kwargs.items()]:
-            if type(value) is self.np.random.Generator:
+            if type(value) is generator:
                 rngs[key] = value
             elif key in sent and self.digest(value) != sent[key]:
                 changed[key] = value
