@@ -29,7 +29,7 @@ import sys
 from graders.engine import imports
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PROCESSES = 256                  # processes and threads the attempt may add
+PROCESSES = 128                  # processes and threads the attempt may add
 FILE_BYTES = 256 << 20
 SYSTEM_DIRS = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/dev", "/proc",
                "/sys", "/nix")
