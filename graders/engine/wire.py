@@ -78,6 +78,7 @@ class WireError(ValueError):
 # What the codec uses is bound here, before any attempt runs: an attempt that patches
 # json.dumps or NumPy's functions changes its own results, never how they are carried.
 _dumps, _loads, _pack, _unpack = json.dumps, json.loads, struct.pack, struct.unpack
+_json_text = json.JSONEncoder(separators=(",", ":")).encode
 _BytesIO = io.BytesIO
 _NUMPY = None
 
@@ -120,7 +121,7 @@ def _safe_repr(value, limit: int = 200) -> str:
 def encode(value) -> bytes:
     """One message: 8-byte length, 4-byte header length, JSON header, then array bytes."""
     blobs: list[bytes] = []
-    header = _dumps(_enc(value, blobs, 0), separators=(",", ":")).encode()
+    header = _json_text(_enc(value, blobs, 0)).encode()
     body = b"".join(blobs)
     return _pack(">QI", 4 + len(header) + len(body), len(header)) + header + body
 
@@ -136,6 +137,8 @@ def _enc(v, blobs: list, depth: int):
     if kind is tuple:
         return {"$": "tuple", "v": [_enc(x, blobs, depth + 1) for x in v]}
     if kind is dict:
+        if all(type(k) is str and k != "$" for k in v):  # a JSON object as it is (a reply, say)
+            return {k: _enc(x, blobs, depth + 1) for k, x in v.items()}
         return {"$": "dict", "k": [_enc(k, blobs, depth + 1) for k in v],
                 "v": [_enc(x, blobs, depth + 1) for x in v.values()]}
     if kind is complex:
@@ -264,10 +267,10 @@ def decode(message: bytes):
     blobs = memoryview(message)[4 + n:]
     cursor = [0]
 
-    def take(size) -> bytes:
+    def take(size) -> memoryview:
         if not isinstance(size, int) or size < 0 or cursor[0] + size > len(blobs):
             raise WireError("array bytes missing")
-        chunk = bytes(blobs[cursor[0]:cursor[0] + size])
+        chunk = blobs[cursor[0]:cursor[0] + size]
         cursor[0] += size
         return chunk
 
@@ -282,6 +285,8 @@ def _dec(v, take, depth: int):
     if not isinstance(v, dict):
         return v
     kind = v.get("$")
+    if kind is None:
+        return {k: _dec(x, take, depth + 1) for k, x in v.items()}
     if kind in ("tuple", "list"):
         base = tuple if kind == "tuple" else list
         return _carried(base, v.get("type"))(_dec(x, take, depth + 1) for x in v["v"])
@@ -294,7 +299,7 @@ def _dec(v, take, depth: int):
     if kind == "complex":
         return complex(v["re"], v["im"])
     if kind == "bytes":
-        return take(v["n"])
+        return bytes(take(v["n"]))
     if kind == "array":
         return _named_array(_dec_array(v, take), v.get("type"))
     if kind == "scalar":
@@ -319,13 +324,21 @@ def _dec(v, take, depth: int):
     raise WireError(f"unknown kind {kind!r}")
 
 
+_DTYPES: dict = {}
+
+
 def _dtype(np, text):
+    dtype = _DTYPES.get(text) if isinstance(text, str) else None
+    if dtype is not None:
+        return dtype
     try:
         dtype = np.dtype(str(text))
     except TypeError:
         raise WireError(f"bad dtype {text!r}") from None
     if dtype.kind not in ARRAY_KINDS or dtype.fields or dtype.hasobject:
         raise WireError(f"dtype {dtype} is not carried")
+    if isinstance(text, str) and len(_DTYPES) < 64:
+        _DTYPES[text] = dtype
     return dtype
 
 
