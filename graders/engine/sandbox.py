@@ -397,7 +397,8 @@ class Sandbox:
             message = ("was ended with the process that watches it (its parent, which it must not signal), "
                        "so nothing more could be graded")
         if code in (70, 71):  # the process's own failure: its traceback went to the output
-            lines = [line for line in self.output.text().splitlines() if line.strip()]
+            lines = [line for line in self.output.text().splitlines()
+                     if line.strip() and not line.startswith("Traceback (most recent call last)")]
             message += f": {lines[-1].strip()}" if lines else ""
         self._fail(AttemptCrashed(message))
 
