@@ -207,6 +207,9 @@ def pytest_configure(config):
     kata_figures.pytest_configure(config)
     if not hasattr(config, "workerinput"):  # once, in the process that runs the others
         _compile_sources()
+    if getattr(config.option, "dist", "no") == "load":
+        # a worker that is done takes tests from the others' queues: no long test left alone at the end
+        config.option.dist = "worksteal"
 
 
 def _compile_sources() -> None:
