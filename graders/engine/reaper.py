@@ -29,7 +29,8 @@ import sys
 import time
 
 from graders.engine import confine
-from graders.engine.wire import _np, request_names
+from graders.engine.requests import request_names
+from graders.engine.wire import _np
 
 _PRCTL = None
 

@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 
 from graders.engine import reaper
-from graders.engine.wire import WireError, decode, encode_request, recv_exact
+from graders.engine.requests import encode_request
+from graders.engine.wire import WireError, decode, recv_exact
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 # The template's start: the engine's own modules, then the loop that forks the attempt's processes.

@@ -24,7 +24,8 @@ import sys
 import time
 
 from graders.engine import confine, imports, memory
-from graders.engine.wire import MAX_MESSAGE, _np, _safe_repr, _type_name, digest, encode, recv_request, visible
+from graders.engine.requests import recv_request
+from graders.engine.wire import MAX_MESSAGE, _np, _safe_repr, _type_name, digest, encode, visible
 
 # Signals a fresh Python interpreter ignores (the reaper ignores every signal it can)
 PYTHON_IGNORES = ("SIGPIPE", "SIGXFSZ")
