@@ -78,7 +78,11 @@ def friendly(f):
             _reader_gone()
         except (catalogue.UnknownKata, NothingToGrade, NotInProgress, grading.BadSetting) as e:
             raise click.UsageError(str(e)) from None
-        except (SessionError, StoreError, grading.GradingUnavailable) as e:
+        except grading.GradingUnavailable as e:  # it may quote what the attempt returned: shown, not obeyed
+            from practice.term import visible
+
+            raise click.ClickException(visible(str(e))) from None
+        except (SessionError, StoreError) as e:
             raise click.ClickException(str(e)) from None
         except OSError as e:  # an unwritable work folder, a full disk
             raise click.ClickException(f"{e.strerror or e}: {e.filename or ''}".rstrip(": ")) \

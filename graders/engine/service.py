@@ -191,7 +191,10 @@ def _grade(harness, job: dict) -> dict:
     except Exception as exc:  # a fault of a grader, not of the attempt
         import traceback
 
-        return {"error": "grader", "message": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+        from graders.engine.wire import visible  # the message may quote what the attempt returned
+
+        return {"error": "grader", "message": visible(f"{type(exc).__name__}: {exc}"),
+                "traceback": traceback.format_exc()}
     return {"report": report}
 
 
