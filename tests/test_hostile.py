@@ -256,10 +256,12 @@ def test_any_tuple_dict_or_array_type_counts_and_a_wrong_one_is_named(tmp_path, 
 
 # ----------------------------------------------------------------------------- Ctrl-C, processes around the attempt
 
-def test_ctrl_c_while_kata_loads_or_grades_exits_130_without_a_traceback(subprocess_env):
+def test_ctrl_c_while_kata_loads_or_grades_exits_130_without_a_traceback(subprocess_env, tmp_path):
+    slow = tmp_path / "softmax.py"
+    slow.write_text("import time\ntime.sleep(5)\n" + GOOD)  # kata is still waiting for its report at 0.3 s
     for delay in (0.02, 0.3):  # while kata imports its modules, and while it waits for a report
         code = (f"import os, signal, sys, threading\n"
-                f"sys.argv = ['kata', 'check', 'softmax', '--file', 'solutions/softmax.py']\n"
+                f"sys.argv = ['kata', 'check', 'softmax', '--file', {str(slow)!r}]\n"
                 f"t = threading.Timer({delay}, os.kill, (os.getpid(), signal.SIGINT))\nt.daemon = True\nt.start()\n"
                 f"import kata\nkata.cli(prog_name='kata')\n")
         r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=subprocess_env, capture_output=True, timeout=60)
