@@ -306,8 +306,8 @@ def test_a_reaper_stopped_or_killed_leaves_nothing_behind(tmp_path, monkeypatch,
     thread.join()
     assert pids, "the attempt did not run"
     if how == signal.SIGKILL:
-        [check] = report["checks"]
-        assert "with the process that watches it" in check["message"], check
+        messages = [c["message"] for c in report["checks"] if not c["passed"]]
+        assert any("with the process that watches it" in m for m in messages), messages
     else:
         assert report["passed"]
     end = time.monotonic() + 3
@@ -326,7 +326,7 @@ def alive(pid: int) -> bool:
 @pytest.mark.skipif(not LINUX, reason="processes are found through /proc")
 def test_a_stopped_grading_service_is_continued_and_killed_when_kata_ends(world, tmp_path):
     path = tmp_path / "softmax.py"
-    path.write_text("import time\ntime.sleep(1)\n" + GOOD)
+    path.write_text("import time\ntime.sleep(1.5)\n" + GOOD)
     proc = subprocess.Popen([sys.executable, "-m", "kata", "check", "softmax", "--file", str(path)], cwd=REPO,
                             env=world, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     service = None
