@@ -212,6 +212,16 @@ def pytest_configure(config):
         config.option.dist = "worksteal"
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, unknown without it
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one test process more than there are cores. Some tests mostly wait (a time
+    limit running out, `kata` processes starting); the one more keeps the cores busy then.
+    PYTEST_XDIST_AUTO_NUM_WORKERS still decides when it is set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return (os.cpu_count() or 1) + 1
+
+
 def _compile_sources() -> None:
     """Write the project's bytecode once: the hundreds of `kata` and grading processes the
     tests start then read it instead of compiling the same sources each time (they do not
