@@ -70,7 +70,7 @@ def describe_exit(code: int | None) -> str:
         except ValueError:
             name = f"signal {-code}"
         if name == "SIGKILL":
-            return "was killed (SIGKILL: most often the machine running out of memory)"
+            return "was killed (SIGKILL: most often the machine running out of memory, or a signal it sent itself)"
         if name == "SIGXFSZ":
             return "was stopped for writing a file larger than 256 MiB (SIGXFSZ)"
         if name in CRASHES:
