@@ -111,6 +111,7 @@ def confine(folder: str | None) -> imports.Refuser:
     _limit(megabytes, own_uid)
     if PLAN.libc is not None:
         PLAN.libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGKILL when the reaper dies
+        PLAN.libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: no set-user-ID program gives it back root
     if PLAN.abi and folder:
         _landlock(folder)
     for fd in PLAN.readable:
@@ -175,14 +176,14 @@ def _become_nobody() -> bool:
     try:
         libc.prctl(8, 1, 0, 0, 0)  # PR_SET_KEEPCAPS: setresuid keeps the permitted set
         os.setresuid(uid, uid, uid)
-        if not _capset(1 << 7):  # CAP_SETUID, for setfsuid
-            return True
-        libc.setfsuid(0)
-        _capset(0)
-        libc.prctl(8, 0, 0, 0, 0)
+        if _capset(1 << 7):  # CAP_SETUID, for setfsuid
+            libc.setfsuid(0)
     except OSError:
-        return os.geteuid() != 0
-    return True
+        pass
+    finally:
+        _capset(0)  # whatever happened, no capability is left to take back
+        libc.prctl(8, 0, 0, 0, 0)
+    return os.geteuid() != 0
 
 
 def _capset(effective: int) -> bool:
