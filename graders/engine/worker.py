@@ -147,7 +147,7 @@ class Worker:
         module.__file__ = self.filename
         sys.modules[request["module"]] = module
         self.own.add(request["module"])
-        self.n_modules = -1
+        self.n_modules = len(sys.modules)  # what the attempt imports from here on is looked at
         started = self.perf_counter()
         try:
             code = compile(source, self.filename, "exec", dont_inherit=True)
