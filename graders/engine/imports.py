@@ -34,17 +34,17 @@ def allowed(module: str) -> bool:
     return top not in PROJECT_MODULES and (top in _STDLIB or top in ALLOWED_THIRD_PARTY)
 
 
-def why_not(module: str) -> str:
-    """'imports `x`: ...', the reason an import of `module` is refused."""
+def _reason(module: str) -> str:
     if module.partition(".")[0] in PROJECT_MODULES:
-        return (f"imports `{module}`: an attempt may not use the project's own modules (the reference "
-                f"solutions, graders or stubs)")
-    return f"imports `{module}`: an attempt may import only NumPy and the Python standard library"
+        return "an attempt may not use the project's own modules (the reference solutions, graders or stubs)"
+    return "an attempt may import only NumPy and the Python standard library"
 
 
 def refusal(module: str, line: int | None) -> str:
-    """The message for a refused import, as the static check words it when the line is known."""
-    return f"line {line} {why_not(module)}" if line else f"the file {why_not(module)} at run time"
+    """The message for a refused import, as the static check words it when the line is known:
+    'line 3 imports `rich`: an attempt may import only NumPy and the Python standard library'."""
+    where = f"line {line} imports `{module}`" if line else f"the file imports `{module}` at run time"
+    return f"{where}: {_reason(module)}"
 
 
 class Refuser:
