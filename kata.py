@@ -10,6 +10,15 @@ process loads the rest.
 """
 from __future__ import annotations
 
+import signal
+import sys
+
+# Ctrl-C while kata loads its modules ends it at once, quietly, with the status of an
+# interrupted command (130); once loaded, commands take it as KeyboardInterrupt (KataGroup).
+_QUIET_INTERRUPT = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+if _QUIET_INTERRUPT:
+    signal.signal(signal.SIGINT, lambda *_: __import__("os")._exit(130))
+
 from pathlib import Path
 
 import click
@@ -39,6 +48,14 @@ class KataGroup(click.Group):
             return super().main(args, *rest, **kwargs)
         except SystemExit as e:
             leave(e.code)
+
+    def invoke(self, ctx):
+        """An interrupted command (Ctrl-C) exits 130, without a traceback or "Aborted!"."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo(err=True)
+            raise click.exceptions.Exit(130) from None
 
 
 @click.group(cls=KataGroup, context_settings=CONTEXT)
@@ -130,13 +147,13 @@ def check_command(kata, file, as_json):
     passes, 1 when any fails, 2 on a usage error.
     """
     grading_starts(_name(kata), file and str(file))
-    from practice import grading, targets
+    from practice import grading, paths, targets
 
     ctx = click.get_current_context()
     if file is not None:
         name = kata.name if kata else _name_of(file)
         _load_rendering_meanwhile()
-        report = grading.grade(name, file, source=file.read_bytes())
+        report = grading.grade(name, file, source=paths.read_attempt(file))
         _show([(name, file, report)], as_json, recorded=False)
         ctx.exit(0 if report.passed else 1)
     p = open_practice(json_mode=as_json)
@@ -457,6 +474,9 @@ def dev_new_command(name, title, minutes):
         out(f"wrote {paths.shown(path)}")
     out(f"Next: `kata dev check` lists what {name} still needs.")
 
+
+if _QUIET_INTERRUPT:  # loaded: Ctrl-C is a KeyboardInterrupt again
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 if __name__ == "__main__":  # pragma: no cover
     cli(prog_name="kata")

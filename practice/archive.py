@@ -26,13 +26,13 @@ def put_stub(home: Path, kata: str, stub_path: Path, live: Path, archived: Path 
         if paths.create_new(live, stub):
             return
         # Something is there: replace it only if it is exactly what we archived.
-        current = live.read_bytes()
+        current = paths.read_attempt(live, limit=None)
         if current == stub:
             return
         if archived is None or current != archived.read_bytes():
             archived = keep(home, live, kata, "unsaved")
         paths.write_atomic(live, stub)
-        if live.read_bytes() == stub:
+        if paths.read_attempt(live, limit=None) == stub:
             return
     raise KeepsChanging(f"{paths.shown(live)} keeps changing; close the editor and retry")
 
@@ -49,7 +49,7 @@ def before_start(home: Path, kata: str, stub_path: Path, live: Path, owned: bool
     adopt = not replacing and not fresh and live.is_file() and not owned
     archived = None
     stub = stub_path.read_bytes()
-    if not adopt and (replacing or not (live.exists() and live.read_bytes() == stub)):
+    if not adopt and (replacing or not (live.exists() and paths.read_attempt(live, limit=None) == stub)):
         archived = keep(home, live, kata, kata)
     if not live.exists():
         paths.create_new(live, stub)

@@ -145,7 +145,11 @@ def click_error(e: Exception) -> click.ClickException | None:
 
     if isinstance(e, (catalogue.UnknownKata, NothingToGrade, NotInProgress, grading.BadSetting)):
         return click.UsageError(str(e))
-    if isinstance(e, (SessionError, StoreError, grading.GradingUnavailable, catalogue.CatalogueError)):
+    if isinstance(e, grading.GradingUnavailable):  # it may quote what the attempt returned: shown, not obeyed
+        from practice.term import visible
+
+        return click.ClickException(visible(str(e)))
+    if isinstance(e, (SessionError, StoreError, catalogue.CatalogueError)):
         return click.ClickException(str(e))
     if isinstance(e, OSError):  # an unwritable work folder, a full disk
         return click.ClickException(f"{e.strerror or e}: {e.filename or ''}".rstrip(": "))

@@ -12,3 +12,7 @@ class NothingToGrade(SessionError):
 
 class NotInProgress(SessionError):
     """The command needs a kata in progress and there is none (a usage error)."""
+
+
+class UnusableAttempt(NothingToGrade):
+    """The file to grade is not a regular file, or far larger than any attempt (a usage error)."""

@@ -39,9 +39,12 @@ def prepare(hints: list[str] = ()) -> None:
     global _SERVICE
     if _SERVICE is None:
         try:
+            import atexit
+
             from graders.engine.service import Service
 
             _SERVICE = Service(hints)
+            atexit.register(_SERVICE.close)  # killed when this command ends, even stopped
         except Exception:
             _SERVICE = None
 

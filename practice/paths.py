@@ -12,6 +12,7 @@ otherwise a per-user data folder. It holds:
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -20,6 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 APP = "attention-katas"
 DB_NAME = "kata.sqlite3"
+MAX_ATTEMPT_BYTES = 1 << 20  # no attempt needs more; a larger file is not one
 
 
 def home() -> Path:
@@ -125,9 +127,38 @@ def create_new(path: Path, data: bytes) -> bool:
         unlink_quietly(tmp)
 
 
+_KINDS = ((stat.S_ISFIFO, "a FIFO (a named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def read_attempt(path: Path | str, limit: int | None = MAX_ATTEMPT_BYTES) -> bytes:
+    """The bytes of an attempt's file, read once: a regular file of at most `limit` bytes.
+    Anything else (a FIFO, which would wait for a writer forever; /dev/zero, which never
+    ends; a file of gigabytes) is UnusableAttempt, never read; a missing file is
+    FileNotFoundError, a folder IsADirectoryError."""
+    from practice.errors import UnusableAttempt
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a file")
+            raise UnusableAttempt(f"{shown(path)} is {kind}, not a regular file: an attempt is a Python file")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read() if limit is None else f.read(limit + 1)
+    finally:
+        os.close(fd)
+    if limit is not None and len(data) > limit:
+        raise UnusableAttempt(f"{shown(path)} is larger than {limit >> 20} MiB: an attempt is a Python file "
+                              f"of at most {limit >> 20} MiB")
+    return data
+
+
 def keep_copy(src: Path, dest_dir: Path, stem: str) -> Path:
     """Copy `src` into `dest_dir` under a new name starting with `stem`; return the copy."""
-    data = src.read_bytes()
+    data = read_attempt(src, limit=None)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     n = 0
     while True:

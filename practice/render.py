@@ -51,7 +51,7 @@ def _printed(out: str) -> list[Text]:
     """What the attempt printed, its first lines."""
     if not out.strip():
         return []
-    shown = out.rstrip("\n").splitlines()
+    shown = term.visible(out.rstrip("\n")).split("\n")  # a carriage return is shown, not obeyed
     lines = [Text("  your code printed:", style="dim")]
     lines += [Text(f"    | {ln}", style="dim") for ln in shown[:8]]
     if len(shown) > 8:

@@ -229,7 +229,7 @@ class Practice:
         be recorded (a full disk, a read-only folder) is still returned."""
         path = Path(a["path"])
         try:
-            code = path.read_bytes()  # the one read: these bytes are graded and recorded
+            code = paths.read_attempt(path)  # the one read: these bytes are graded and recorded
         except (FileNotFoundError, IsADirectoryError):
             raise NothingToGrade(
                 f"nothing to grade: {paths.shown(path)} is missing "

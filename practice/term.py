@@ -9,14 +9,21 @@ how wide it is are decided here, once, for every command:
 - width: COLUMNS when set, else the terminal's; output to a pipe or a file is not cut.
 - symbols: ✓ ✗ and block shades where the stream's encoding has them, ASCII otherwise.
 Text is never parsed as rich markup: messages hold brackets (`[B=1, T=2]`) of their own.
+- control characters: text written here cannot steer the terminal. Every control character
+  in it but newline and tab (escape sequences, carriage returns, C1 codes, bidirectional
+  overrides) is shown as its escape, `\\x1b`, whatever wrote it: what the attempt printed,
+  its exception messages, its type names, the code it holds. This process's own styles are
+  the only escape codes written.
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 
 from rich.console import Console
+from rich.segment import Segment
 from rich.text import Text
 
 UNBOUNDED = 10_000  # the width of a pipe: nothing is wrapped or cut
@@ -75,9 +82,47 @@ def can_encode(text: str, err: bool = False) -> bool:
         return False
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\r": "\\r", "\x1b": "\\x1b"}
+
+
+def _escape(match) -> str:
+    c = match.group()
+    return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+
+def visible(part: Text | str) -> Text | str:
+    """`part` with every control character but newline and tab shown as its escape (`\\x1b`),
+    its styles kept."""
+    plain = part.plain if isinstance(part, Text) else part
+    if not isinstance(plain, str) or not _CONTROL.search(plain):
+        return part
+    if not isinstance(part, Text):
+        return _CONTROL.sub(_escape, part)
+    cuts = sorted({i for m in _CONTROL.finditer(plain) for i in (m.start(), m.end())})
+    out = Text(style=part.style, justify=part.justify, overflow=part.overflow, no_wrap=part.no_wrap,
+               end=part.end, tab_size=part.tab_size)
+    for piece in part.divide(cuts):
+        if len(piece.plain) == 1 and _CONTROL.match(piece.plain):
+            shown = Text(_escape(_CONTROL.match(piece.plain)), style=piece.style)
+            for span in piece.spans:
+                shown.stylize(span.style)
+            piece = shown
+        out.append_text(piece)
+    return out
+
+
 class _Console(Console):
     def on_broken_pipe(self) -> None:
         raise BrokenPipeError  # kata.py ends the command quietly, with the usual status
+
+    def _render_buffer(self, buffer) -> str:
+        """Whatever was printed, through whatever path: no control character but this
+        console's own (styles, and rich's control segments) reaches the stream."""
+        return super()._render_buffer(
+            Segment(_CONTROL.sub(_escape, text), style, control)
+            if not control and text and _CONTROL.search(text) else Segment(text, style, control)
+            for text, style, control in buffer)
 
 
 def console(err: bool = False, columns: int | None = None) -> Console:
@@ -90,10 +135,10 @@ def console(err: bool = False, columns: int | None = None) -> Console:
 
 
 def out(*parts: Text | str, err: bool = False) -> None:
-    """Print each part on its own line (a part may hold several)."""
+    """Print each part on its own line (a part may hold several), control characters visible."""
     c = console(err)
     for part in parts:
-        c.print(part, soft_wrap=True)
+        c.print(visible(part), soft_wrap=True)
 
 
 def clear() -> None:

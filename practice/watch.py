@@ -19,6 +19,7 @@ from rich.text import Text
 from graders.engine.report import Report
 from practice import clock, messages, paths, records, render, term
 from practice import mock
+from practice.errors import NothingToGrade
 from practice.sessions import Practice
 
 SETTLE = 0.15  # seconds a file must stay unchanged before it is graded
@@ -39,8 +40,8 @@ def _signature(path: Path):
 
 def _digest(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(paths.read_attempt(path)).hexdigest()
+    except (OSError, NothingToGrade):
         return None
 
 
@@ -164,7 +165,11 @@ def _grade(p: Practice, t: Target) -> None:
         t.report = None
         return
     fresh = p.attempt(t.attempt["id"])
-    g = p.grade(fresh, "watch")
+    try:
+        g = p.grade(fresh, "watch")
+    except NothingToGrade as e:  # not a file one can grade (a FIFO, a file of gigabytes)
+        t.report, t.note = None, str(e)
+        return
     t.graded_digest = hashlib.sha256(g.code).hexdigest()  # of the bytes graded
     t.report, t.attempt, t.note = g.report, g.attempt, g.note
     t.graded_at = clock.now()
@@ -174,7 +179,7 @@ def _block(p: Practice, t: Target, repro: bool = True) -> str:
     a = t.attempt
     head = Text(f"{a['kata']}: {paths.shown(t.path)}", style="bold")
     if t.report is None:
-        return term.join([head, "  (the file is missing)"])
+        return term.join([head, f"  ({t.note or 'the file is missing'})"])
     when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"
     return term.join([head, render.report(t.report, repro=repro),
                       render.summary(t.report) + Text(f"  (graded {when})", style="dim")]

@@ -207,6 +207,19 @@ def pytest_configure(config):
     kata_figures.pytest_configure(config)
     if not hasattr(config, "workerinput"):  # once, in the process that runs the others
         _compile_sources()
+    if getattr(config.option, "dist", "no") == "load":
+        # a worker that is done takes tests from the others' queues: no long test left alone at the end
+        config.option.dist = "worksteal"
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, unknown without it
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one test process more than there are cores. Some tests mostly wait (a time
+    limit running out, `kata` processes starting); the one more keeps the cores busy then.
+    PYTEST_XDIST_AUTO_NUM_WORKERS still decides when it is set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return (os.cpu_count() or 1) + 1
 
 
 def _compile_sources() -> None:

@@ -71,6 +71,15 @@ def pids_in(path: Path) -> list[int]:
     return [int(line) for line in path.read_text().split()] if path.exists() else []
 
 
+def printed_pids(report) -> list[int]:
+    return [int(line.split()[1]) for line in report["stdout"].splitlines() if line.startswith("PID ")]
+
+
+def pids_under(tmp: Path) -> list[int]:
+    """The pids an attempt graded with TMPDIR=`tmp` wrote to `pids` in its own folder."""
+    return sorted({p for f in tmp.glob("kata-attempt-*/work/pids") for p in pids_in(f)})
+
+
 # ----------------------------------------------------------------------------- leftovers
 
 LEFTOVERS = {
@@ -108,23 +117,23 @@ LEFTOVERS = {
 }
 
 
-def recorder(pids: Path) -> str:
-    return (f"import os\ndef record(pid):\n    with open({str(pids)!r}, 'a') as f:\n"
-            f"        f.write(str(pid) + '\\n')\n")
+# The attempt's process may write only in its own folder: it prints each pid and writes it to
+# `pids` there (where the test finds it through TMPDIR while the attempt runs).
+RECORDER = ("import os\ndef record(pid):\n    print('PID', pid, flush=True)\n    with open('pids', 'a') as f:\n"
+            "        f.write(str(pid) + '\\n')\n")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="orphans are found through /proc")
 @pytest.mark.parametrize("what", LEFTOVERS)
 def test_nothing_the_attempt_starts_outlives_the_grading(tmp_path, what):
-    pids = tmp_path / "pids"
-    body = recorder(pids) + textwrap.dedent(LEFTOVERS[what]) + textwrap.dedent(GOOD)
+    body = RECORDER + textwrap.dedent(LEFTOVERS[what]) + textwrap.dedent(GOOD)
     started = time.monotonic()
     report = grade("softmax", write(tmp_path, body))
     took = time.monotonic() - started
     assert report["passed"], failures(report)
     assert took < report["seconds"] + 2.0, "the verdict waited for the attempt's leftovers"
-    assert pids_in(pids), "the attempt did not run"
-    assert wait_gone(pids_in(pids), 2.0) == [], f"{what} outlived the grading"
+    assert printed_pids(report), "the attempt did not run"
+    assert wait_gone(printed_pids(report), 2.0) == [], f"{what} outlived the grading"
 
 
 def kata_process(args, env, **kw):
@@ -132,18 +141,18 @@ def kata_process(args, env, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 
 
-def wait_for(path: Path, seconds: float = 20.0) -> None:
+def wait_for(tmp: Path, seconds: float = 20.0) -> list[int]:
     end = time.monotonic() + seconds
-    while time.monotonic() < end and len(pids_in(path)) < 2:
+    while time.monotonic() < end and len(pids_under(tmp)) < 2:
         time.sleep(0.05)
-    assert len(pids_in(path)) >= 2, "the attempt never started its call"
+    assert len(pids_under(tmp)) >= 2, "the attempt never started its call"
+    return pids_under(tmp)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="orphans are found through /proc")
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
 def test_interrupting_kata_leaves_no_process_behind(tmp_path, subprocess_env, how):
-    pids = tmp_path / "pids"
-    body = recorder(pids) + textwrap.dedent("""
+    body = RECORDER + textwrap.dedent("""
         import subprocess, signal
         signal.signal(signal.SIGALRM, signal.SIG_IGN)
         def softmax(z, axis=-1):
@@ -153,23 +162,24 @@ def test_interrupting_kata_leaves_no_process_behind(tmp_path, subprocess_env, ho
                 pass
     """)
     path = write(tmp_path, body)
-    env = dict(subprocess_env, KATA_CHECK_SECONDS="60")
+    (tmp_path / "tmp").mkdir()
+    env = dict(subprocess_env, KATA_CHECK_SECONDS="60", TMPDIR=str(tmp_path / "tmp"))
     proc = kata_process(["check", "softmax", "--file", str(path)], env)
     try:
-        wait_for(pids)
+        pids = wait_for(tmp_path / "tmp")
         proc.send_signal(how)
         proc.wait(timeout=10)
     finally:
         proc.kill()
         proc.communicate()
-    assert wait_gone(pids_in(pids), 5.0) == [], "the attempt's processes outlived kata"
+    assert wait_gone(pids, 5.0) == [], "the attempt's processes outlived kata"
 
 
 # ----------------------------------------------------------------------------- time and output
 
 def test_a_hang_fails_its_check_and_the_other_checks_still_run(tmp_path, monkeypatch):
     monkeypatch.setenv("KATA_CHECK_SECONDS", "2")
-    hang = "    if z.ndim == 3 and z.shape[1] == 1:\n        while True:\n            pass\n    e = np.exp"
+    hang = "    if z.ndim == 3 and z.shape[1] == 1:\n        import time\n        time.sleep(1000)  # a hang that leaves the cores to the other tests\n    e = np.exp"
     started = time.monotonic()
     report = grade("softmax", write(tmp_path, GOOD.replace("    e = np.exp", hang)))
     failed = failures(report)

@@ -9,6 +9,7 @@ import numpy as np
 
 from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
                                        expect_raises, expect_shape, expect_tuple, tolerance)
+from graders.engine.vocabulary import kind_of
 
 SHAPES = [
     {"lead": (), "V": 5, "seed": 0},
@@ -46,7 +47,7 @@ def _call(impl, logits, targets, ignore_index=None, what=None):
     loss, grad = expect_tuple(out, 2, what)
     if isinstance(loss, np.ndarray) or not isinstance(loss, (float, np.floating)):
         shape = f" of shape {loss.shape}" if isinstance(loss, np.ndarray) else ""
-        raise CheckFailed(f"the loss from {what} is a {type(loss).__name__}{shape}, expected a Python float or a "
+        raise CheckFailed(f"the loss from {what} is {kind_of(loss)}{shape}, expected a Python float or a "
                           f"NumPy floating scalar: the mean over the counted positions is one number", kind="type")
     grad = np.array(expect_shape(grad, logits.shape, f"dlogits from {what}"), dtype=np.float64)
     return float(loss), grad, what

@@ -19,33 +19,24 @@ import sys
 import time
 from pathlib import Path
 
-from graders.engine import sandbox
+from graders.engine import imports, sandbox
 from graders.engine.limits import SettingError, check_seconds, load_seconds  # noqa: F401  (SettingError: for callers)
 from graders.engine.report import CheckResult, Report, Status
+from graders.engine.wire import visible
 
-ALLOWED_THIRD_PARTY = {"numpy"}
-PROJECT_MODULES = {"katas", "solutions", "graders", "practice", "kata"}
-
+VALID = "the file is valid Python"
 
 # ----------------------------------------------------------------------------- static checks
 
-def _stdlib() -> set[str]:
-    return set(getattr(sys, "stdlib_module_names", ())) or set(sys.builtin_module_names)
-
-
 def forbidden_imports(tree: ast.AST) -> list[str]:
-    """One line per import that an attempt may not make (NumPy and the standard library only)."""
-    allowed = _stdlib() | ALLOWED_THIRD_PARTY
+    """One line per import that an attempt may not make (NumPy and the standard library only);
+    the attempt's process refuses the same imports, with the same words, when they are made
+    in a way the source does not spell out (graders.engine.imports)."""
     problems = []
 
     def judge(module: str, line: int) -> None:
-        top = module.split(".")[0]
-        if top in PROJECT_MODULES:
-            problems.append(f"line {line} imports `{module}`: an attempt may not use the project's own "
-                            f"modules (the reference solutions, graders or stubs)")
-        elif top not in allowed:
-            problems.append(f"line {line} imports `{module}`: an attempt may import only NumPy and "
-                            f"the Python standard library")
+        if not imports.allowed(module):
+            problems.append(imports.refusal(module, line))
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -67,19 +58,29 @@ def forbidden_imports(tree: ast.AST) -> list[str]:
 def static_checks(source: bytes, filename: str) -> list[CheckResult]:
     """Failed checks for a file that cannot be run at all; empty when it may run. `source`
     is bytes, so a byte-order mark or a coding line is read as Python reads it."""
+    if b"\0" in source:
+        return [CheckResult(VALID, Status.FAILED, "the file holds null bytes, so it is not Python source: a binary "
+                                                  "file, or text saved as UTF-16?")]
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as exc:
-        code = (exc.text or "").strip()
+        if not exc.lineno or str(exc.msg).startswith("(unicode error)"):
+            return [CheckResult(VALID, Status.FAILED, f"the file cannot be read as Python source (a binary file, or "
+                                                      f"text not in UTF-8?): {visible(str(exc.msg))[:300]}")]
+        code = visible((exc.text or "").strip())[:200]
         where = f" `{code}`" if code else ""
-        return [CheckResult("the file is valid Python", Status.FAILED,
-                            f"syntax error on line {exc.lineno}: {exc.msg}{where}")]
-    except ValueError as exc:  # null bytes
-        return [CheckResult("the file is valid Python", Status.FAILED, f"the file cannot be parsed: {exc}")]
+        return [CheckResult(VALID, Status.FAILED, f"syntax error on line {exc.lineno}: {visible(exc.msg)}{where}")]
+    except (ValueError, MemoryError, RecursionError) as exc:
+        return [CheckResult(VALID, Status.FAILED, f"the file cannot be parsed: {type(exc).__name__}")]
     problems = forbidden_imports(tree)
     if problems:
-        return [CheckResult("imports only NumPy and the standard library", Status.FAILED, "; ".join(problems))]
+        return [refused(problems)]
     return []
+
+
+def refused(problems: list[str]) -> CheckResult:
+    """The failed check of an attempt that imports what it may not (read, or refused as it ran)."""
+    return CheckResult(imports.CHECK_NAME, Status.FAILED, "; ".join(dict.fromkeys(problems)))
 
 
 # ----------------------------------------------------------------------------- grading
@@ -119,14 +120,17 @@ def graded(kata: str, path: str | Path, source: bytes | None = None):
     try:
         box.start()
         problem = _load(box, seconds)
-        if problem:
-            return _done(Report(kata, [CheckResult("the file loads", Status.FAILED, problem)],
-                                stdout=box.output.text(), stdout_bytes=box.output.total), started), None
+        if problem or box.refused:
+            checks = [refused(box.refused)] if box.refused else [CheckResult("the file loads", Status.FAILED, problem)]
+            return _done(Report(kata, checks, stdout=box.output.text(), stdout_bytes=box.output.total), started), None
         grading = Grading()
         candidate = Candidate(box, box.functions, str(path), grading)
         judged = judge.run(module, ref, box, candidate, seconds)
     finally:
         box.close()
+    if box.refused:  # an import refused while a check ran: the file is refused, as if it were read
+        return _done(Report(kata, [refused(box.refused)], stdout=box.output.text(),
+                            stdout_bytes=box.output.total), started), None
     report = Report(kata, judge.collapse(judged.results), stdout=box.output.text(), stdout_bytes=box.output.total)
     if judged.failing or judged.named:
         from graders.engine.diagnose import diagnose
@@ -168,7 +172,11 @@ def _load(box: sandbox.Sandbox, seconds: float) -> str | None:
 
 
 def _done(report: Report, started: float) -> Report:
+    """The report, timed; every check's message on one line (what the attempt named in it, a
+    type's name, say, cannot start a line of its own)."""
     report.seconds = time.monotonic() - started
+    for check in report.checks:
+        check.message = visible(check.message)
     return report
 
 

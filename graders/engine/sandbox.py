@@ -28,12 +28,16 @@ import threading
 import time
 from pathlib import Path
 
-from graders.engine.wire import WireError, decode, encode_request, recv_exact
+from graders.engine import reaper
+from graders.engine.requests import encode_request
+from graders.engine.wire import WireError, decode, recv_exact
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 # The template's start: the engine's own modules, then the loop that forks the attempt's processes.
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from graders.engine.reaper import template; template(int(sys.argv[2]))"
 KEEP_OUTPUT = 8000          # bytes of printed output kept (the tail)
+LINUX = sys.platform.startswith("linux")
+CRASHES = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT", "SIGSYS", "SIGTRAP")
 MAX_MESSAGE = 1 << 31
 
 
@@ -67,10 +71,12 @@ def describe_exit(code: int | None) -> str:
         except ValueError:
             name = f"signal {-code}"
         if name == "SIGKILL":
-            return "was killed (SIGKILL: most often the machine running out of memory)"
+            return "was killed (SIGKILL: most often the machine running out of memory, or a signal it sent itself)"
         if name == "SIGXFSZ":
             return "was stopped for writing a file larger than 256 MiB (SIGXFSZ)"
-        return f"crashed the Python interpreter ({name})"
+        if name in CRASHES:
+            return f"crashed the Python interpreter ({name})"
+        return f"was ended by {name}, a signal sent to its process (by itself, or to its process group?)"
     if code in (70, 71):
         return "broke the grading process (it exited with an internal error)"
     return f"ended the Python interpreter (exit code {code}: `sys.exit` in a thread, `os._exit` or `exit()`?)"
@@ -104,9 +110,10 @@ class Template:
             if not self.asked:
                 self._ask()
 
-    def fork(self) -> tuple[int, socket.socket, int, socket.socket]:
-        """(reaper pid, request channel, output pipe, control socket) of a new worker; the one
-        after it is asked for at once, so that the template forks it while this one works."""
+    def fork(self) -> tuple[int, socket.socket, int, socket.socket, str | None]:
+        """(reaper pid, request channel, output pipe, control socket, the attempt's folder) of
+        a new worker; the one after it is asked for at once, so that the template forks it
+        while this one works."""
         with self.lock:
             if not self.asked:
                 self._ask()
@@ -121,10 +128,10 @@ class Template:
             raise GradingUnavailable(self._failure(f"{exc}")) from None
         self.asked = True
 
-    def _take(self) -> tuple[int, socket.socket, int, socket.socket]:
+    def _take(self) -> tuple[int, socket.socket, int, socket.socket, str | None]:
         self.asked = False
         try:
-            msg, fds, _, _ = socket.recv_fds(self.sock, 1024, 3)
+            msg, fds, _, _ = socket.recv_fds(self.sock, 8192, 3)
         except OSError as exc:
             raise GradingUnavailable(self._failure(f"{exc}")) from None
         if not msg or msg[:1] != b"P" or len(fds) != 3:
@@ -137,7 +144,7 @@ class Template:
         (pid,) = struct.unpack(">i", msg[1:5])
         chan = socket.socket(fileno=fds[0])
         ctl = socket.socket(fileno=fds[2])
-        return pid, chan, fds[1], ctl
+        return pid, chan, fds[1], ctl, os.fsdecode(msg[5:]) or None
 
     def _failure(self, reason: str) -> str:
         code = self.proc.poll()
@@ -212,6 +219,8 @@ def fork_template() -> None:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
+            if null > 2:
+                os.close(null)
             reaper.template(theirs.detach())
         finally:
             os._exit(71)
@@ -301,9 +310,11 @@ class Sandbox:
         self.gone: AttemptGone | None = None
         self.chan = self.ctl = None
         self.out_fd: int | None = None
+        self.reaper, self.folder = 0, None
         self.loaded: dict = {}      # the reply to the load request
         self.ahead: collections.deque = collections.deque()  # requests sent ahead whose replies are unread
         self.writer: threading.Thread | None = None           # sends them while replies are read
+        self.refused: list[str] = []  # imports the attempt's process refused (graders.engine.imports)
 
     # -- life cycle ---------------------------------------------------------------------
     def copy(self) -> "Sandbox":
@@ -313,7 +324,7 @@ class Sandbox:
     def start(self) -> None:
         """Fork a fresh worker and send it the attempt; returns without waiting."""
         self.close()
-        _, self.chan, self.out_fd, self.ctl = template().fork()
+        self.reaper, self.chan, self.out_fd, self.ctl, self.folder = template().fork()
         os.set_blocking(self.out_fd, False)
         self.gone, self.loaded = None, {}
         Sandbox.started += 1
@@ -332,7 +343,8 @@ class Sandbox:
         return list(self.loaded.get("ok") or [])
 
     def close(self) -> None:
-        """Stop the worker and everything it started (the reaper kills them when we let go)."""
+        """Stop the worker and everything it started (the reaper kills them when we let go; a
+        reaper the attempt stopped is killed here, and the template cleans up after it)."""
         self.ahead.clear()
         if self.chan is None:
             return
@@ -347,6 +359,11 @@ class Sandbox:
         except OSError:
             pass
         self.chan = self.ctl = self.out_fd = None
+        if self.reaper and LINUX and reaper.state(self.reaper) in ("T", "t"):
+            try:
+                os.kill(self.reaper, signal.SIGKILL)
+            except OSError:
+                pass
 
     def __enter__(self):
         return self
@@ -421,12 +438,16 @@ class Sandbox:
         except socket.timeout:
             self._fail(CallTimedOut("timeout"))
         except WireError as exc:
-            self._fail(AttemptCrashed(f"sent back a reply that does not decode ({exc})"))
+            self._fail(AttemptCrashed(f"sent back a reply that does not decode ({exc}): did it write into a socket "
+                                      f"of its process that is not its own?"))
         finally:
             if self.chan is not None:
                 self.chan.settimeout(None)
         if not isinstance(reply, dict):
             self._fail(AttemptCrashed("sent back a reply that is not one"))
+        refused = reply.pop("refused", None)
+        if isinstance(refused, list):
+            self.refused += [r for r in refused if isinstance(r, str) and r not in self.refused]
         return reply
 
     def _lost(self):
@@ -439,8 +460,12 @@ class Sandbox:
         except (OSError, EOFError, struct.error):
             pass
         message = describe_exit(code)
+        if code is None and self.reaper and LINUX and reaper.state(self.reaper) in (None, "Z", "X"):
+            message = ("was ended with the process that watches it (its parent, which it must not signal), "
+                       "so nothing more could be graded")
         if code in (70, 71):  # the process's own failure: its traceback went to the output
-            lines = [line for line in self.output.text().splitlines() if line.strip()]
+            lines = [line for line in self.output.text().splitlines()
+                     if line.strip() and not line.startswith("Traceback (most recent call last)")]
             message += f": {lines[-1].strip()}" if lines else ""
         self._fail(AttemptCrashed(message))
 

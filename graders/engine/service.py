@@ -7,14 +7,17 @@
 `kata`'s own start-up, and forks the attempt's template from itself before it loads any
 grader, so the attempt's processes hold nothing of the judge (graders/engine/worker.py). One
 service grades any number of files in turn (`kata watch` keeps it warm). When `kata`
-ends, or dies, the service reads the end of its input and exits at once, and everything
-the attempt started goes with it (the reaper kills the tree when the service lets go).
+ends it kills the service (`close`); when `kata` dies, the service reads the end of its
+input and exits at once; either way everything the attempt started goes with it (the
+reaper kills the tree when the service lets go). A service found stopped (SIGSTOP) while
+`kata` waits for it is continued, and killed at the end all the same.
 
 Messages both ways: 8-byte length, then JSON; a job carries the attempt's bytes in base64.
 """
 from __future__ import annotations
 
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -56,6 +59,7 @@ class Service:
         job = {"kata": kata, "path": str(path), "source": base64.b64encode(source).decode()}
         try:
             _send(self.proc.stdin, job)
+            _wait_readable(self.proc)
             reply = _receive(self.proc.stdout)
         except (OSError, EOFError, ValueError):
             reply = None
@@ -74,11 +78,34 @@ class Service:
         return lines[-1] if lines else ""
 
     def close(self) -> None:
+        """Let go of the service and kill it (stopped or not: SIGKILL ends a stopped process too)."""
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
                 stream.close()
             except OSError:
                 pass
+        try:
+            self.proc.kill()  # not waited for: the kernel reaps it once this process is gone
+        except OSError:
+            pass
+
+
+def _wait_readable(proc: subprocess.Popen) -> None:
+    """Wait until the service has something to say, continuing it whenever it is found
+    stopped (Linux: an attempt that could signal it must not hang `kata`)."""
+    import select
+
+    while True:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+        if ready or proc.poll() is not None:
+            return
+        try:
+            with open(f"/proc/{proc.pid}/stat", "rb") as f:
+                stopped = f.read().rsplit(b")", 1)[-1].split()[0] in (b"T", b"t")
+        except (OSError, IndexError):
+            stopped = False
+        if stopped:
+            os.kill(proc.pid, signal.SIGCONT)
 
 
 def _send(stream, message: dict) -> None:
@@ -165,7 +192,10 @@ def _grade(harness, job: dict) -> dict:
     except Exception as exc:  # a fault of a grader, not of the attempt
         import traceback
 
-        return {"error": "grader", "message": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+        from graders.engine.wire import visible  # the message may quote what the attempt returned
+
+        return {"error": "grader", "message": visible(f"{type(exc).__name__}: {exc}"),
+                "traceback": traceback.format_exc()}
     return {"report": report}
 
 

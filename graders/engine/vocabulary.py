@@ -17,6 +17,7 @@ from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYe
 from graders.engine.inputs import LAYOUT_CHECK, LAYOUTS, Inputs, layout_cases, with_dtypes  # noqa: F401
 from graders.engine.recorder import Candidate, Opaque, Recorded, _differs
 from graders.engine.runner import check  # noqa: F401
+from graders.engine.wire import kind_of  # noqa: F401  ("a list", "an OrderedDict": the attempt's own type, for messages)
 
 TOLERANCE = {np.dtype(np.float64): (1e-6, 1e-9), np.dtype(np.float32): (1e-4, 1e-5)}
 # A float32 logit near 1e4 carries only about three significant digits of its own.
@@ -36,20 +37,14 @@ def as_array(value: Any, what: str) -> np.ndarray:
         raise CheckFailed(f"{what} is None: did the function forget to `return`?", kind="type")
     if isinstance(value, np.ndarray):
         return value
-    if isinstance(value, (list, tuple, float, int, np.generic, bool)):
-        try:
-            arr = np.asarray(value)
-            if arr.dtype != object:
-                return arr
-        except Exception:
-            pass
-    kind = value.type_name if isinstance(value, Opaque) else type(value).__name__  # as the attempt named it
-    raise CheckFailed(f"{what} is a {kind}, expected a NumPy array", kind="type")
+    if isinstance(value, (float, int, np.generic, bool)):  # a number: a 0-d array (a list is not an array)
+        return np.asarray(value)
+    raise CheckFailed(f"{what} is {kind_of(value)}, expected a NumPy array", kind="type")
 
 
 def expect_tuple(value: Any, n: int, what: str) -> tuple:
     if not isinstance(value, (tuple, list)) or len(value) != n:
-        got = f"a {type(value).__name__}" + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else "")
+        got = kind_of(value) + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else "")
         raise CheckFailed(f"{what} returned {got}, expected a tuple of {n} arrays", kind="type")
     return tuple(value)
 

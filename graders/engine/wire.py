@@ -1,18 +1,16 @@
 """The wire between the judge and the attempt's process: what each side sends the other.
 
-Requests (judge to worker) are pickled: the judge trusts itself; an array whose layout
-pickle would not keep (a view, a read-only array) travels as its bytes and layout and is
-rebuilt as it was. Replies (worker to judge) use `encode` / `decode`: JSON plus raw array
-bytes of whitelisted dtypes, so the judge never unpickles anything the attempt produced.
-`digest` fingerprints a value the same way on both sides.
+Replies (worker to judge) use `encode` / `decode`: JSON plus raw array bytes of
+whitelisted dtypes, so the judge never unpickles anything the attempt produced. Requests
+(judge to worker) are pickled (graders.engine.requests). `digest` fingerprints a value the
+same way on both sides; `visible` and `kind_of` put what the attempt named into messages.
 
 Only the standard library and NumPy may be imported here: the attempt's process uses it.
 """
 from __future__ import annotations
 
-import io
+import hashlib
 import json
-import pickle
 import socket
 import struct
 import sys
@@ -33,6 +31,44 @@ class Opaque:
         return f"<{self.type_name}>"
 
 
+_CONTROL = None
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def visible(text: str) -> str:
+    r"""`text` with every control character shown as its escape (`\x1b`, `\n`): text the
+    attempt chose (a type's name, a repr) that a message quotes can then neither move the
+    cursor nor start a line of its own."""
+    global _CONTROL
+    if _CONTROL is None:
+        import re
+
+        _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+    return _CONTROL.sub(_escape, text)
+
+
+def _escape(match) -> str:
+    c = match.group()
+    return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+
+def kind_of(value) -> str:
+    """The attempt's type, as it named it, with its article: "a list", "an OrderedDict"."""
+    if isinstance(value, Opaque):
+        name = value.type_name
+    else:
+        name = _ARRAY_NAMES.get(id(value), (None, None))
+        name = name[1] if name[0] is not None and name[0]() is value else type(value).__name__
+    return f"{'an' if _vowel_sound(name) else 'a'} {name}"
+
+
+def _vowel_sound(word: str) -> bool:
+    w = word.lower()
+    if w.startswith(("uni", "use", "usu", "uti", "ufunc", "one")):
+        return False
+    return w[:1] in ("a", "e", "i", "o", "u") or w.startswith("nd")
+
+
 class WireError(ValueError):
     """A message that does not decode: damaged, or not made by encode()."""
 
@@ -40,6 +76,8 @@ class WireError(ValueError):
 # What the codec uses is bound here, before any attempt runs: an attempt that patches
 # json.dumps or NumPy's functions changes its own results, never how they are carried.
 _dumps, _loads, _pack, _unpack = json.dumps, json.loads, struct.pack, struct.unpack
+_json_text = json.JSONEncoder(separators=(",", ":")).encode
+_blake2b = hashlib.blake2b
 _NUMPY = None
 
 
@@ -61,62 +99,85 @@ def _np():
 
 
 def _type_name(value) -> str:
-    t = type(value)
-    return t.__name__ if t.__module__ in ("builtins", None) else f"{t.__module__}.{t.__qualname__}"
+    """The name of the value's type as the attempt's code would write it (`deque`, `Cache`)."""
+    try:
+        name = type(value).__qualname__
+    except BaseException:
+        name = ""
+    return visible(name if isinstance(name, str) and name else "object")[:100]
 
 
 def _safe_repr(value, limit: int = 200) -> str:
     try:
         text = repr(value)
+        text = text if isinstance(text, str) else "?"
     except BaseException:  # a __repr__ that raises is the attempt's business
         text = f"<{_type_name(value)}>"
+    text = visible(text[:limit * 2])
     return text if len(text) <= limit else text[:limit] + "..."
 
 
 def encode(value) -> bytes:
     """One message: 8-byte length, 4-byte header length, JSON header, then array bytes."""
     blobs: list[bytes] = []
-    header = _dumps(_enc(value, blobs, 0), separators=(",", ":")).encode()
+    header = _json_text(_enc(value, blobs, 0)).encode()
     body = b"".join(blobs)
     return _pack(">QI", 4 + len(header) + len(body), len(header)) + header + body
 
 
 def _enc(v, blobs: list, depth: int):
-    if v is None or isinstance(v, (bool, str)):
-        return v
-    if type(v) is int:
-        return v
-    if type(v) is float:
+    kind = type(v)
+    if v is None or kind is bool or kind is str or kind is int or kind is float:
         return v
     if depth > MAX_DEPTH:
         return {"$": "opaque", "type": _type_name(v), "repr": "nested too deeply"}
-    if type(v) is list:
+    if kind is list:
         return [_enc(x, blobs, depth + 1) for x in v]
-    if type(v) is tuple:
+    if kind is tuple:
         return {"$": "tuple", "v": [_enc(x, blobs, depth + 1) for x in v]}
-    if type(v) is dict:
+    if kind is dict:
+        if all(type(k) is str and k != "$" for k in v):  # a JSON object as it is (a reply, say)
+            return {k: _enc(x, blobs, depth + 1) for k, x in v.items()}
         return {"$": "dict", "k": [_enc(k, blobs, depth + 1) for k in v],
                 "v": [_enc(x, blobs, depth + 1) for x in v.values()]}
-    if type(v) is complex:
+    if kind is complex:
         return {"$": "complex", "re": v.real, "im": v.imag}
-    if type(v) is bytes:
+    if kind is bytes:
         blobs.append(v)
         return {"$": "bytes", "n": len(v)}
-    np = _np() if "numpy" in sys.modules else None
+    np = _np() if "numpy" in sys.modules or _NUMPY is not None else None
     if np is not None:
-        if type(v) is np.ndarray and v.dtype.kind in ARRAY_KINDS and not v.dtype.fields:
+        if issubclass(kind, np.ndarray):
             return _enc_array(np, v, blobs)
-        if isinstance(v, np.generic) and v.dtype.kind in ARRAY_KINDS:
+        if issubclass(kind, np.generic) and v.dtype.kind in ARRAY_KINDS:
             data = np.asarray(v).tobytes()
             blobs.append(data)
             return {"$": "scalar", "dtype": v.dtype.str, "n": len(data)}
         if type(v) is np.Generator and type(v.bit_generator).__name__ in GENERATORS:
             return {"$": "rng", "bg": type(v.bit_generator).__name__,
                     "state": _enc(v.bit_generator.state, blobs, depth + 1)}
-        if isinstance(v, np.ndarray):
-            what = f"array of dtype {v.dtype}" if type(v) is np.ndarray else _type_name(v)
-            return {"$": "opaque", "type": what, "repr": _safe_repr(v)}
-    return {"$": "opaque", "type": _type_name(v), "repr": _safe_repr(v)}
+    return _enc_subclass(v, blobs, depth)
+
+
+def _enc_subclass(v, blobs: list, depth: int):
+    """A value of a subclass of a type the codec carries, carried as that type (read through
+    the base type's own methods, whatever the subclass overrides) with its type's name."""
+    name, kind = _type_name(v), type(v)
+    if issubclass(kind, str):
+        return str.__str__(v)
+    if issubclass(kind, int):
+        return int.__int__(v)
+    if issubclass(kind, float):
+        return float.__float__(v)
+    if issubclass(kind, tuple):
+        return {"$": "tuple", "type": name, "v": [_enc(x, blobs, depth + 1) for x in tuple.__iter__(v)]}
+    if issubclass(kind, list):
+        return {"$": "list", "type": name, "v": [_enc(x, blobs, depth + 1) for x in list.__iter__(v)]}
+    if issubclass(kind, dict):
+        items = list(dict.items(v))
+        return {"$": "dict", "type": name, "k": [_enc(k, blobs, depth + 1) for k, _ in items],
+                "v": [_enc(x, blobs, depth + 1) for _, x in items]}
+    return {"$": "opaque", "type": name, "repr": _safe_repr(v)}
 
 
 def _span(a) -> tuple[int, int]:
@@ -146,10 +207,49 @@ def copy_with_layout(a):
 
 
 def _enc_array(np, a, blobs: list) -> dict:
-    """An array's dtype, shape and bytes (in C order: what it holds, not how it is laid out)."""
+    """An array's dtype, shape and bytes (in C order: what it holds, not how it is laid out);
+    a subclass (np.memmap, np.matrix) as the array it is, with its type's name."""
+    name = None
+    if type(a) is not np.ndarray:
+        name, a = _type_name(a), np.ndarray.view(a, np.ndarray)
+    if a.dtype.kind not in ARRAY_KINDS or a.dtype.fields:
+        return {"$": "opaque", "type": f"array of dtype {a.dtype}", "repr": _safe_repr(a)}
+    out = {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape)}
+    if name:
+        out["type"] = name
     data = np.ascontiguousarray(a).tobytes()
     blobs.append(data)
-    return {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape), "n": len(data)}
+    out["n"] = len(data)
+    return out
+
+
+# A tuple, list or dict of the attempt's own subclass (a namedtuple, an OrderedDict) is
+# rebuilt here as an instance of a plain subclass of the same name, so that it is what it
+# was for every check (any tuple, any dict) and messages name it as the attempt did; an
+# array of a subclass (np.memmap) is a plain array whose type's name is kept aside.
+_CARRIED: dict = {}
+_ARRAY_NAMES: dict = {}
+
+
+def _carried(base: type, name) -> type:
+    if not isinstance(name, str) or not name:
+        return base
+    name = visible(name)[:100]
+    cls = _CARRIED.get((base, name))
+    if cls is None:
+        if len(_CARRIED) >= 256:
+            return base
+        cls = _CARRIED[(base, name)] = type(name, (base,), {"__slots__": ()})
+    return cls
+
+
+def _named_array(a, name):
+    if isinstance(name, str) and name:
+        import weakref
+
+        key = id(a)
+        _ARRAY_NAMES[key] = (weakref.ref(a, lambda _, k=key: _ARRAY_NAMES.pop(k, None)), visible(name)[:100])
+    return a
 
 
 def decode(message: bytes):
@@ -166,10 +266,10 @@ def decode(message: bytes):
     blobs = memoryview(message)[4 + n:]
     cursor = [0]
 
-    def take(size) -> bytes:
+    def take(size) -> memoryview:
         if not isinstance(size, int) or size < 0 or cursor[0] + size > len(blobs):
             raise WireError("array bytes missing")
-        chunk = bytes(blobs[cursor[0]:cursor[0] + size])
+        chunk = blobs[cursor[0]:cursor[0] + size]
         cursor[0] += size
         return chunk
 
@@ -184,20 +284,23 @@ def _dec(v, take, depth: int):
     if not isinstance(v, dict):
         return v
     kind = v.get("$")
-    if kind == "tuple":
-        return tuple(_dec(x, take, depth + 1) for x in v["v"])
+    if kind is None:
+        return {k: _dec(x, take, depth + 1) for k, x in v.items()}
+    if kind in ("tuple", "list"):
+        base = tuple if kind == "tuple" else list
+        return _carried(base, v.get("type"))(_dec(x, take, depth + 1) for x in v["v"])
     if kind == "dict":
         keys = [_dec(k, take, depth + 1) for k in v["k"]]
         try:
-            return dict(zip(keys, (_dec(x, take, depth + 1) for x in v["v"])))
+            return _carried(dict, v.get("type"))(zip(keys, (_dec(x, take, depth + 1) for x in v["v"])))
         except TypeError:
             raise WireError("unhashable dict key") from None
     if kind == "complex":
         return complex(v["re"], v["im"])
     if kind == "bytes":
-        return take(v["n"])
+        return bytes(take(v["n"]))
     if kind == "array":
-        return _dec_array(v, take)
+        return _named_array(_dec_array(v, take), v.get("type"))
     if kind == "scalar":
         np = _np()
         dtype = _dtype(np, v["dtype"])
@@ -220,13 +323,21 @@ def _dec(v, take, depth: int):
     raise WireError(f"unknown kind {kind!r}")
 
 
+_DTYPES: dict = {}
+
+
 def _dtype(np, text):
+    dtype = _DTYPES.get(text) if isinstance(text, str) else None
+    if dtype is not None:
+        return dtype
     try:
         dtype = np.dtype(str(text))
     except TypeError:
         raise WireError(f"bad dtype {text!r}") from None
     if dtype.kind not in ARRAY_KINDS or dtype.fields or dtype.hasobject:
         raise WireError(f"dtype {dtype} is not carried")
+    if isinstance(text, str) and len(_DTYPES) < 64:
+        _DTYPES[text] = dtype
     return dtype
 
 
@@ -246,111 +357,43 @@ def _dec_array(v, take):
 
 
 
-# ----------------------------------------------------------------------------- requests
-
-# Requests go from the judge to the attempt's process only, so they may be pickled (the
-# judge trusts itself); an array whose layout pickle would not keep (a view, read-only)
-# travels as its bytes and layout and is rebuilt as it was.
-
-def encode_request(request: dict) -> bytes:
-    if "args" in request:  # only a call's arguments hold arrays
-        request = dict(request, args=_laid_out(request["args"]), kwargs=_laid_out(request["kwargs"]))
-    data = pickle.dumps(request, protocol=5)
-    return _pack(">Q", len(data)) + data
-
-
-def _laid_out(v, depth: int = 0):
-    """`v` with every array whose layout pickle would not keep (a view, a read-only array)
-    wrapped so that it is rebuilt laid out as it is."""
-    np = sys.modules.get("numpy")
-    if depth > MAX_DEPTH:
-        return v
-    if np is not None and type(v) is np.ndarray:
-        plain = v.flags.writeable and (v.flags.c_contiguous or v.flags.f_contiguous)
-        return v if plain else _Laid(v)
-    if type(v) is list:
-        return [_laid_out(x, depth + 1) for x in v]
-    if type(v) is tuple:
-        return tuple(_laid_out(x, depth + 1) for x in v)
-    if type(v) is dict:
-        return {k: _laid_out(x, depth + 1) for k, x in v.items()}
-    return v
-
-
-class _Laid:
-    """An array on its way to the attempt's process, with its strides and read-only flag."""
-
-    def __init__(self, a):
-        self.a = a
-
-    def __reduce__(self):
-        a, layout = self.a, {}
-        if a.size > 1 and not (a.flags.c_contiguous or a.flags.f_contiguous):
-            below, span = _span(a)
-            layout = {"strides": a.strides, "offset": below, "span": span}
-        order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
-        return _rebuild_laid, (a.tobytes(order="C"), a.dtype.str, a.shape, order, layout, not a.flags.writeable)
-
-
-def _rebuild_laid(data: bytes, dtype: str, shape: tuple, order: str, layout: dict, readonly: bool):
-    np = _np()
-    flat = np.frombuffer(data, dtype=np.dtype(dtype)).reshape(shape)
-    if layout:
-        arr = _view_like(np, shape, np.dtype(dtype), layout["strides"], layout["offset"], layout["span"])
-        arr[...] = flat
-    else:
-        arr = flat.copy(order=order)
-    if readonly:
-        arr.setflags(write=False)
-    return arr
-
-
-class _RequestUnpickler(pickle.Unpickler):
-    """Rebuilds only what the judge's requests hold: plain data, NumPy's arrays and dtypes, and
-    this module's laid-out arrays, whatever the attempt has done to the import system."""
-
-    def find_class(self, module, name):
-        if module == __name__ and name in ("_rebuild_laid",):
-            return globals()[name]
-        return super().find_class(module, name)
-
-
-def recv_request(sock: socket.socket):
-    (n,) = _unpack(">Q", recv_exact(sock, 8))
-    return _RequestUnpickler(io.BytesIO(recv_exact(sock, n))).load()
-
-
 def digest(value) -> str:
     """A fingerprint of a value's contents (arrays by dtype, shape and bytes), the same in
     both processes: the judge sends the fingerprints of a call's arguments, and the
     attempt's process sends back any argument whose fingerprint the call changed."""
-    import hashlib
-
-    h = hashlib.blake2b(digest_size=16)
+    h = _blake2b(digest_size=16)
     _feed(h, value)
     return h.hexdigest()
 
 
+_SCALARS = {int, float, bool, str, complex, type(None)}
+
+
 def _feed(h, v) -> None:
-    np = sys.modules.get("numpy")
-    if np is not None and isinstance(v, np.ndarray):
+    kind = type(v)
+    if kind in _SCALARS:
+        h.update(f"{kind.__name__}:{v!r}".encode())
+        return
+    np = _NUMPY if _NUMPY is not None else _np() if "numpy" in sys.modules else None
+    if np is not None and issubclass(kind, np.ndarray):
+        v = v if kind is np.ndarray else np.ndarray.view(v, np.ndarray)
         h.update(f"a{v.dtype.str}{v.shape}".encode())
-        h.update(np.ascontiguousarray(v).tobytes() if v.dtype.kind in ARRAY_KINDS else repr(v).encode())
-    elif isinstance(v, (list, tuple)):
-        h.update(f"{type(v).__name__}{len(v)}(".encode())
-        for x in v:
+        h.update(np.ascontiguousarray(v) if v.dtype.kind in ARRAY_KINDS else _safe_repr(v, 10**6).encode())
+    elif issubclass(kind, (list, tuple)):
+        h.update(f"{'l' if issubclass(kind, list) else 't'}{len(v)}(".encode())
+        for x in (list.__iter__(v) if issubclass(kind, list) else tuple.__iter__(v)):
             _feed(h, x)
         h.update(b")")
-    elif isinstance(v, dict):
+    elif issubclass(kind, dict):
         h.update(f"d{len(v)}(".encode())
-        for k, x in v.items():
-            h.update(repr(k).encode())
+        for k, x in dict.items(v):
+            h.update(_safe_repr(k, 10**4).encode())
             _feed(h, x)
         h.update(b")")
-    elif np is not None and isinstance(v, np.random.Generator):
+    elif np is not None and kind is np.Generator:
         h.update(b"rng")  # its state is meant to move: sent back with every call instead
     else:
-        h.update(f"{type(v).__name__}:{v!r}".encode())
+        h.update(f"{_type_name(v)}:{_safe_repr(v, 10**6)}".encode())
 
 
 def recv_exact(sock: socket.socket, n: int) -> bytes:

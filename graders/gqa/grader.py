@@ -9,6 +9,7 @@ from graders.engine.vocabulary import (CheckFailed, check, expect_causal, expect
                                        expect_inputs_unchanged, expect_prefix_invariant, expect_raises,
                                        expect_repeatable, expect_rows_sum_to_one, expect_shape, expect_tuple,
                                        tolerance, with_dtypes)
+from graders.engine.vocabulary import kind_of
 
 SHAPES = "returns y of shape (B, T, d_model) and weights of shape (B, n_heads, T, T)"
 GROUPING = "neighbouring query heads share a KV head (query head h uses KV head h // (n_heads // n_kv_heads))"
@@ -409,7 +410,7 @@ def _cache_bytes(impl, *args, **kwargs):
     out = impl.kv_cache_bytes(*args, **kwargs)
     shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
     if isinstance(out, (bool, np.bool_)) or not isinstance(out, (int, float, np.integer, np.floating)):
-        raise CheckFailed(f"kv_cache_bytes({shown}) returned {out!r}, a {type(out).__name__}; "
+        raise CheckFailed(f"kv_cache_bytes({shown}) returned {out!r}, {kind_of(out)}; "
                           f"expected a number of bytes (an int)", kind="type")
     return out, f"kv_cache_bytes({shown})"
 
@@ -470,5 +471,5 @@ def cache_int(impl, new):
     for args in [(32, 8, 128, 1), (3, 5, 7, 11)]:
         got, src = _cache_bytes(impl, *args, bytes_per_value=2)
         if not isinstance(got, (int, np.integer)):
-            raise CheckFailed(f"{src} returned {got!r}, a {type(got).__name__}; a number of bytes is an int "
+            raise CheckFailed(f"{src} returned {got!r}, {kind_of(got)}; a number of bytes is an int "
                               f"(a Python or a NumPy integer)")

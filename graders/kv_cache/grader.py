@@ -10,6 +10,7 @@ import numpy as np
 from graders.engine.vocabulary import (check, CheckFailed, expect_close, expect_inputs_unchanged,
                                        expect_raises, expect_repeatable, expect_shape, expect_tuple,
                                        mismatch, tolerance)
+from graders.engine.vocabulary import kind_of
 
 FUNCTION = "attend_with_cache"
 SHAPES = "returns y (B, t_new, d_model) and the cache (k, v), each (B, n_heads, t_past + t_new, d_head)"
@@ -81,7 +82,7 @@ def _call(impl, x, Ws, n_heads, cache=None, names=("x", "cache")):
     what = f"{FUNCTION}({names[0]}, W_q, W_k, W_v, W_o, {n_heads}{', ' + names[1] if given else ''})"
     y, grown = expect_tuple(getattr(impl, FUNCTION)(x, *Ws, n_heads, *given), 2, what)
     if not isinstance(grown, (tuple, list)) or len(grown) != 2:
-        raise CheckFailed(f"the cache returned by {what} is a {type(grown).__name__}, expected a pair (k, v)",
+        raise CheckFailed(f"the cache returned by {what} is {kind_of(grown)}, expected a pair (k, v)",
                           kind="type")
     y = expect_shape(y, (B, t_new, d_model), f"y from {what}")
     k = expect_shape(grown[0], (B, n_heads, t_all, d_head), f"the returned k from {what}")

@@ -7,6 +7,7 @@ import numpy as np
 
 from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
                                        expect_raises, expect_shape, tolerance)
+from graders.engine.vocabulary import kind_of
 
 CASES = [
     {"lead": (5,), "d_model": 4, "d_ff": 6, "n_experts": 4, "top_k": 2, "seed": 0},
@@ -393,7 +394,7 @@ def loss_is_scalar(impl, new, N, n_experts, top_k, dtype):
     out = impl.load_balancing_loss(logits, **({} if top_k == 2 else {"top_k": top_k}))
     if isinstance(out, (float, np.floating)):
         return
-    kind = (f"a NumPy array of shape {out.shape}" if isinstance(out, np.ndarray) else f"a {type(out).__name__}")
+    kind = (f"a NumPy array of shape {out.shape}" if isinstance(out, np.ndarray) else kind_of(out))
     raise CheckFailed(f"{_loss_call(top_k)} returned {kind}; the loss is one number: a Python float or a NumPy "
                       f"floating scalar (float(...) or .item() gives one)", kind="type",
                       bug="loss_as_0d_array" if isinstance(out, np.ndarray) and out.ndim == 0 else None)

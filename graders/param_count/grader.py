@@ -7,6 +7,7 @@ Counts are ints and are compared exactly.
 import numpy as np
 
 from graders.engine.vocabulary import (CheckFailed, check, expect_raises)
+from graders.engine.vocabulary import kind_of
 
 KEYS = ("embedding", "attention_q", "attention_kv", "attention_out", "feed_forward", "norms",
         "unembedding", "total")
@@ -53,7 +54,7 @@ def _counts(impl, config, tie=None):
     out = impl.llama_param_counts(*CONFIGS[config], **kwargs)
     src = _source(config, tie)
     if not isinstance(out, dict):
-        raise CheckFailed(f"{src} returned {type(out).__name__} {_show(out)}, expected a dict of ints by "
+        raise CheckFailed(f"{src} returned {kind_of(out)} {_show(out)}, expected a dict of ints by "
                           f"component", kind="type")
     return out, src
 
@@ -132,7 +133,7 @@ def integers(impl, new, config):
     got, src = _counts(impl, config)
     for key, value in got.items():
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-            raise CheckFailed(f"{src}[{key!r}] is {_show(value)}, a {type(value).__name__}: a number of "
+            raise CheckFailed(f"{src}[{key!r}] is {_show(value)}, {kind_of(value)}: a number of "
                               f"parameters is an int, and a float stops being exact above 2**53", kind="type")
 
 
@@ -233,7 +234,7 @@ def _gib(impl, n_params, bits):
     out = impl.weight_gib(n_params, bits)
     src = f"weight_gib({n_params}, {bits})"
     if isinstance(out, (bool, np.bool_)) or not isinstance(out, (int, float, np.integer, np.floating)):
-        raise CheckFailed(f"{src} returned {_show(out)}, a {type(out).__name__}; expected a float", kind="type")
+        raise CheckFailed(f"{src} returned {_show(out)}, {kind_of(out)}; expected a float", kind="type")
     return float(out), src
 
 

@@ -7,6 +7,7 @@ from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_
                                        expect_inputs_unchanged, expect_raises, 
                                        expect_rows_sum_to_one, expect_shape, tolerance,
                                        with_dtypes)
+from graders.engine.vocabulary import kind_of
 
 # The chapter's worked example: at temperature 1 and top_p 0.9 the first two tokens survive.
 WORKED = [8.2, 6.9, 5.4, 4.8, 4.1, 3.7, 2.2, 1.0]
@@ -153,7 +154,7 @@ def expect_draws(out, lead, V, what):
             if isinstance(out, np.ndarray):
                 got, but = f"an array of shape {out.shape}", ", not an array"
             else:
-                got, but = f"a {type(out).__name__} ({out!r})", ""
+                got, but = f"{kind_of(out)} ({out!r})", ""
             raise CheckFailed(f"{what} returned {got} for logits of shape ({V},); expected an integer scalar "
                               f"(a Python int or np.int64){but}", kind="type")
         arr = np.asarray(out)
