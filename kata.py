@@ -11,7 +11,6 @@ process loads the rest.
 from __future__ import annotations
 
 import signal
-import sys
 
 # Ctrl-C while kata loads its modules ends it at once, quietly, with the status of an
 # interrupted command (130); once loaded, commands take it as KeyboardInterrupt (KataGroup).

@@ -347,4 +347,18 @@ def test_a_stopped_grading_service_is_continued_and_killed_when_kata_ends(world,
     os.kill(service, signal.SIGSTOP)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, out + err
-    assert not Path(f"/proc/{service}").exists(), "the grading service outlived kata"
+    assert _gone(service), "the grading service outlived kata"
+
+
+def _gone(pid: int, seconds: float = 5.0) -> bool:
+    """The process is gone, or dead and waiting to be reaped by whoever adopted it."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
