@@ -25,7 +25,8 @@ CHECKS_LOOKED_AT = 3    # failing checks whose failing call is compared
 
 def observed(ref, domain, failures: list[tuple[str, CheckFailed]]) -> list[str]:
     """Sentences about the failing calls of the first failing checks, most specific first,
-    each once."""
+    each once: the relations between the attempt's answer and the reference's, else what the
+    failing call did that the reference's does not (raise, return, write into an input)."""
     for _, failure in failures[:CHECKS_LOOKED_AT]:
         call = next((c for c in reversed(failure.calls) if _comparable(c)), None)
         if call is None:
@@ -33,7 +34,38 @@ def observed(ref, domain, failures: list[tuple[str, CheckFailed]]) -> list[str]:
         found = [s for s in _about(ref, domain, call, failure.case or {}) if not _count_only(s)]
         if found:  # the first failing check that shows a relation speaks for the grading
             return found[:MAX_OBSERVED]
+    for _, failure in failures[:CHECKS_LOOKED_AT]:
+        for call in reversed(failure.calls):
+            sentence = _conduct(ref, call)
+            if sentence:
+                return [sentence]
     return []
+
+
+def _conduct(ref, call: Call) -> str | None:
+    """What a failing call did, tested against the reference on the same arguments: it raised
+    where the reference returns, returned where the reference raises ValueError, wrote into an
+    input, or returned memory it shares with one. None when it did none of these."""
+    if call.mutated:
+        written = [m for m in call.mutated if not m.endswith(" (replaced)")]
+        what = f"writes into its input {_names(written)}" if written else \
+            f"replaces entries of a container it was given ({_names([m[:-11] for m in call.mutated])})"
+        return f"{call.source} {what}, where the reference leaves its inputs as they were"
+    if call.shares:
+        return f"what {call.source} returns shares memory with what it was given or returned before"
+    if not (call.recorded and call.kept) or getattr(ref, call.function, None) is None:
+        return None
+    want, _ = Replayer(ref).outcome(call)
+    if isinstance(call.outcome, Raised) and not isinstance(want, BaseException):
+        return (f"{call.source} raises {call.outcome.type_name}{call.outcome.location()}, where the reference "
+                f"returns an answer")
+    if call.returned and isinstance(want, ValueError):
+        return f"{call.source} returns an answer, where the reference raises ValueError"
+    return None
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in dict.fromkeys(names))
 
 
 def _count_only(sentence: str) -> bool:
