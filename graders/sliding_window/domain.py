@@ -4,7 +4,9 @@ Sizes T and d, up to two leading axes (m, 3). `window` is given as a number or r
 ("T-1", "T", "T+1"), so that it keeps its place at the edge of the band while T shrinks; a
 plain case has window 3, less than T. Value families: `huge` (scores near 1e3 and more),
 `row_scales` (queries of very different lengths, so the rows of scores lie far apart),
-`zeros` (rows of q and k that are all zeros: scores of exactly 0). The ValueError: window < 1,
+`zeros` (rows of q and k that are all zeros: scores of exactly 0), `far_value` (the first
+key's value is 1e8, so a query past the window that gives it any weight at all shows). The
+ValueError: window < 1,
 at T = 1 too. The large case is 16,385 short sequences. No case here runs past 32,767
 positions: T_q = T_k, so an attempt that builds a (T, T) array would need gigabytes there
 before the memory check (T = 8192) could name its mistake; the grader's own slow check
@@ -46,6 +48,10 @@ def draw(new, case: dict) -> dict:
                                 f"[:, None]{suffix}")
     elif family == "zeros":
         q, k = _zero_rows(new, "q", q, 0), _zero_rows(new, "k", k, min(1, T - 1))
+    elif family == "far_value":  # the first key's value is 1e8: the queries past the window must not feel it
+        value, suffix = cast(np.concatenate([v[..., :1, :].astype(np.float64) * 1e8, v[..., 1:, :]], axis=-2), case)
+        shown = new.name_of(v)
+        v = new.let("v", value, f"np.concatenate([{shown}[..., :1, :] * 1e8, {shown}[..., 1:, :]], axis=-2){suffix}")
     return {"q": q, "k": k, "v": v, "window": window_of(case)}
 
 
@@ -57,7 +63,7 @@ DOMAIN = Domain(Explore(
     "sliding_window_attention", draw,
     dims={"T": Dim(base=(5, 6, 7)), "d": Dim(base=(2, 3)), "m": Dim(small=(1, 3), base=(2, 4))},
     lead=2,
-    families=("huge", "row_scales", "zeros"),
+    families=("huge", "row_scales", "zeros", "far_value"),
     extreme=("huge", "row_scales"),
     scalars={"window": (1, 2, "T-1", "T", "T+1", 1000)},
     valid=_valid,
