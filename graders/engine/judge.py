@@ -59,40 +59,50 @@ def loaded_message(reply: dict) -> str | None:
     return f"your file failed to load: {text}{raised.location()}"
 
 
-def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float) -> Judged:
+def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float, progress=None) -> Judged:
     """Run every check of `module` (a grader) on `candidate`, with `ref` the reference module;
-    never raises for the attempt's faults."""
+    never raises for the attempt's faults. `progress`, when given, is called with each
+    CheckResult as soon as it is known (in the order the checks run)."""
     judged = Judged([])
     cap: float | None = None  # once a check timed out: when the rest of the grading must end
     tests = checks_of(module)
     quick = [t for t in tests if not getattr(t, "slow", None)]
     results: dict[str, CheckResult] = {}
+
+    def done(name: str, result: CheckResult) -> None:
+        results[name] = result
+        if progress is not None:
+            try:
+                progress(result)
+            except Exception:  # a progress message is a help, never a reason for a grading to fail
+                pass
+
     for test in quick + [t for t in tests if getattr(t, "slow", None)]:
         if getattr(test, "slow", None) and not all(r.passed for r in results.values()):
-            results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
-                f"it runs once every other check passes ({test.slow})"))
+            done(test.__name__, CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                f"it runs once every other check passes ({test.slow})")))
             continue
         blocked = [results[a] for a in getattr(test, "after", ()) if a in results and not results[a].passed]
         if blocked:
             names = " and ".join(f"'{r.name}'" for r in blocked)
-            results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
-                f"it runs once {names} passes"))
+            done(test.__name__, CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                f"it runs once {names} passes")))
             continue
         limit = test.timeout or check_seconds
         if cap is not None:
             limit = min(limit, max(1.0, check_seconds / 10))
             if time.monotonic() >= cap:
-                results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
-                    "an earlier check did not finish, and the time left for the rest ran out"))
+                done(test.__name__, CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                    "an earlier check did not finish, and the time left for the rest ran out")))
                 continue
         if box.gone is not None or box.chan is None:
             problem = _restart(box, candidate, check_seconds)
             if problem:
-                results[test.__name__] = CheckResult(test.check_name, Status.FAILED, problem, id=test.__name__)
+                done(test.__name__, CheckResult(test.check_name, Status.FAILED, problem, id=test.__name__))
                 continue
         deadline = time.monotonic() + limit
         candidate.grading.deadline = deadline if cap is None else min(deadline, cap)
-        results[test.__name__] = _one(test, candidate, ref, limit, judged)
+        done(test.__name__, _one(test, candidate, ref, limit, judged))
         if isinstance(box.gone, CallTimedOut) and cap is None:
             cap = time.monotonic() + 2 * check_seconds
     candidate.grading.deadline = float("inf")
