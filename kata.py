@@ -29,6 +29,14 @@ class KataGroup(click.Group):
     def list_commands(self, ctx):
         return list(self.commands)  # in the order defined: the order of a practice round
 
+    def invoke(self, ctx):
+        """An interrupted command (Ctrl-C) exits 130, without a traceback or "Aborted!"."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo(err=True)
+            raise click.exceptions.Exit(130) from None
+
     def main(self, args=None, *rest, **kwargs):
         """As `kata` run from a shell (its arguments from sys.argv), a command that has
         finished leaves at once (practice.cli.leave); called with arguments (click's test
