@@ -381,7 +381,7 @@ def compare_command(kata, yes, width):
         out("Not shown.")
         return
     aids.record_viewing(p, k.name, "compare")
-    compare.side_by_side(Path(a["path"]), k.solution, width=width)
+    compare.show(Path(a["path"]), k.solution, width=width)
 
 
 @cli.command("history")
