@@ -60,15 +60,15 @@ def test_what_next_follows_the_schedule(kenv):
     kenv.write("softmax", "# PASS\n")
     kenv.run("submit")  # passed quickly: comes back in days
     kenv.run("start", "rope")
-    kenv.run("submit")  # failed: comes back tomorrow
+    kenv.run("submit")  # failed: comes back at once, before the katas never tried
     out = kenv.run("history", "rope").stdout.split("What to practise next")[1]
-    assert re.search(r"rope\s+in 1 day\s+not passed last time", out)
+    assert re.search(r"rope\s+due now\s+not passed last time", out)
     kenv.clock.advance(2 * 86400)
     out = kenv.run("history").stdout.split("What to practise next")[1]
     nxt = [ln.split()[0] for ln in out.strip().splitlines()]
-    assert "softmax" not in nxt[:5] and nxt[0] == "causal_mask"
+    assert "softmax" not in nxt[:5] and nxt[:2] == ["rope", "causal_mask"]
     status = kenv.run("status").stdout
-    assert "Next up: causal_mask (never tried)" in status
+    assert "Next up: rope (not passed last time)" in status
 
 
 def test_each_katas_time_to_pass_shows_at_a_glance(kenv):
