@@ -135,3 +135,20 @@ def test_reports_stored_by_older_versions_read_back(kenv):
     assert "grading 2 at 0:00 on the clock (check): 1/3 checks passed (1 not run)" in out
     assert out.count("failing: rows sum to 1\n") == 2 and "huge logits" not in out
     assert out.count("likely cause: zeroed after the softmax") == 2
+
+
+def test_after_a_failed_mock_question_that_kata_is_practised_next(tmp_path, subprocess_env):
+    import subprocess
+
+    from conftest import make_tree, stand_in_command
+
+    root = make_tree(tmp_path / "tree")
+
+    def kata(*args):
+        return subprocess.run(stand_in_command(root, *args), env=subprocess_env, capture_output=True,
+                              text=True, timeout=60)
+
+    asked = re.search(r"Question 1: (\w+):", kata("mock", "--count", "1", "--seed", "5").stdout).group(1)
+    assert kata("submit").returncode == 1  # left as the stub: not passed
+    out = kata("history").stdout.split("What to practise next")[1]
+    assert out.strip().splitlines()[0].split()[:3] == [asked, "due", "now"], out
