@@ -260,9 +260,9 @@ def resume_command(kata):
 def watch_command(kata, poll, interval):
     """Live countdown; re-grades on every save.
 
-    Shows the clock and the checks, grades the attempt again each time the file is
-    saved (in a mock interview, every question), stops the clock when every check
-    passes. Ctrl-C leaves.
+    Shows the clock and the checks, grades the attempt again each time the file's
+    contents change (in a mock interview, every question), stops the clock when every
+    check passes. Ctrl-C leaves (exit status 130).
     """
     grading_starts(_name(kata))
     from practice import targets, watch
@@ -366,9 +366,9 @@ def solution_command(kata, yes):
 def compare_command(kata, yes, width):
     """Show your attempt beside the reference.
 
-    NAME's attempt, or the attempt you worked on last. Lines are paired by a diff (long
-    identical stretches folded) and wrapped to the terminal; asks first while it would
-    spoil an attempt, as `kata solution` does.
+    NAME's attempt, or the attempt you worked on last. Side by side, lines paired by a
+    diff (long identical stretches folded), when the width holds every line whole; else a
+    unified diff. Asks first while it would spoil an attempt, as `kata solution` does.
     """
     from practice import aids, compare, targets
 
