@@ -68,15 +68,7 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float, p
     tests = checks_of(module)
     quick = [t for t in tests if not getattr(t, "slow", None)]
     results: dict[str, CheckResult] = {}
-
-    def done(name: str, result: CheckResult) -> None:
-        results[name] = result
-        if progress is not None:
-            try:
-                progress(result)
-            except Exception:  # a progress message is a help, never a reason for a grading to fail
-                pass
-
+    done = _keeping(results, progress)
     for test in quick + [t for t in tests if getattr(t, "slow", None)]:
         if getattr(test, "slow", None) and not all(r.passed for r in results.values()):
             done(test.__name__, CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
@@ -139,6 +131,19 @@ def blame_state(judged: Judged, candidate: Candidate, check_seconds: float) -> N
         finally:
             fresh.box.close()
             candidate.grading.deadline = float("inf")
+
+
+def _keeping(results: dict[str, CheckResult], progress):
+    """What keeps a check's result in `results` and tells `progress` of it (if given)."""
+    def done(name: str, result: CheckResult) -> None:
+        results[name] = result
+        if progress is not None:
+            try:
+                progress(result)
+            except Exception:  # a progress message is a help, never a reason for a grading to fail
+                pass
+
+    return done
 
 
 def _restart(box: Sandbox, candidate: Candidate, check_seconds: float) -> str | None:
