@@ -108,7 +108,8 @@ def body(targets: list, room: int, cols: int) -> list[Text]:
 
 
 def status_line(t) -> Text:
-    """One line: the attempt, how its last grading went (or the one under way), its file."""
+    """One line: the attempt, how its last grading went (or the one under way), its file
+    last (the first thing cut on a narrow terminal)."""
     sym = render.symbols()
     name, where = t.attempt["kata"], Text(f"  {paths.shown(t.path)}", style="dim")
     if t.partial is not None:
@@ -119,9 +120,8 @@ def status_line(t) -> Text:
     mark = (sym["pass"], "green") if t.report.passed else \
         (sym["todo"], "yellow") if t.report.not_implemented else (sym["fail"], "red")
     when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"
-    line = Text.assemble(mark, f" {name}  ") + render.summary(t.report) + where
-    line += Text(f"  (graded {when})", style="dim")
-    return line + (Text(f"  {t.note}", style="yellow") if t.note else Text(""))
+    line = Text.assemble(mark, f" {name}  ") + render.summary(t.report) + Text(f"  (graded {when})", style="dim")
+    return line + (Text(f"  {t.note}", style="yellow") if t.note else Text("")) + where
 
 
 def footer(how: str, cols: int) -> Text:
