@@ -37,6 +37,14 @@ class KataGroup(click.Group):
     def list_commands(self, ctx):
         return list(self.commands)  # in the order defined: the order of a practice round
 
+    def invoke(self, ctx):
+        """An interrupted command (Ctrl-C) exits 130, without a traceback or "Aborted!"."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo(err=True)
+            raise click.exceptions.Exit(130) from None
+
     def main(self, args=None, *rest, **kwargs):
         """As `kata` run from a shell (its arguments from sys.argv), a command that has
         finished leaves at once (practice.cli.leave); called with arguments (click's test
@@ -268,9 +276,9 @@ def resume_command(kata):
 def watch_command(kata, poll, interval):
     """Live countdown; re-grades on every save.
 
-    Shows the clock and the checks, grades the attempt again each time the file is
-    saved (in a mock interview, every question), stops the clock when every check
-    passes. Ctrl-C leaves.
+    Shows the clock and the checks, grades the attempt again each time the file's
+    contents change (in a mock interview, every question), stops the clock when every
+    check passes. Ctrl-C leaves (exit status 130).
     """
     grading_starts(_name(kata))
     from practice import targets, watch
@@ -374,9 +382,9 @@ def solution_command(kata, yes):
 def compare_command(kata, yes, width):
     """Show your attempt beside the reference.
 
-    NAME's attempt, or the attempt you worked on last. Lines are paired by a diff (long
-    identical stretches folded) and wrapped to the terminal; asks first while it would
-    spoil an attempt, as `kata solution` does.
+    NAME's attempt, or the attempt you worked on last. Side by side, lines paired by a
+    diff (long identical stretches folded), when the width holds every line whole; else a
+    unified diff. Asks first while it would spoil an attempt, as `kata solution` does.
     """
     from practice import aids, compare, targets
 
@@ -389,7 +397,7 @@ def compare_command(kata, yes, width):
         out("Not shown.")
         return
     aids.record_viewing(p, k.name, "compare")
-    compare.side_by_side(Path(a["path"]), k.solution, width=width)
+    compare.show(Path(a["path"]), k.solution, width=width)
 
 
 @cli.command("history")

@@ -7,6 +7,7 @@ available in a mock interview. `p` is the `practice.sessions.Practice` the comma
 """
 from __future__ import annotations
 
+from graders.engine.report import CheckResult, Status
 from practice import catalogue, clock, records
 from practice.clock import elapsed
 from practice.errors import SessionError
@@ -20,21 +21,49 @@ def refuse_in_mock(p, what: str) -> None:
 
 def hint(p, k: catalogue.Kata) -> dict:
     """Show the next hint of `k` and record it; it counts against the open attempt
-    unless that attempt already passes (`counted` says which)."""
+    unless that attempt already passes (`counted` says which). The next hint is the first
+    not shown yet that helps with the first failing check of the attempt's last grading
+    (else with the next failing check), else the first not shown yet."""
     refuse_in_mock(p, "hints")
     a = records.open_practice_attempt(p.store, k.name)
     with p.store.tx() as s:
-        used = records.hints_taken(s, k.name, a["id"] if a else None)
+        shown = records.hints_shown(s, k.name, a["id"] if a else None)
         total = len(k.hints)
-        if used >= total:
+        left = [n for n in range(1, total + 1) if n not in shown]
+        if not left:
             return {"index": total, "total": total, "hint": None, "all": list(k.hints),
-                    "attempt": a, "counted": False}
+                    "attempt": a, "counted": False, "helps": []}
+        failing, names = _last_checks(s, a)
+        n = next((n for c in failing for n in left if c.id in _helps(k, n)), left[0])
         counted = bool(a) and records.attempt(s, a["id"])["clock"] != "solved"
         if counted:
             records.add_hint(s, a["id"])
-        records.add_event(s, "hint", k.name, a["id"] if a else None, detail=str(used + 1))
-    return {"index": used + 1, "total": total, "hint": k.hints[used], "all": None,
-            "attempt": a, "counted": counted}
+        records.add_event(s, "hint", k.name, a["id"] if a else None, detail=str(n))
+    return {"index": total - len(left) + 1, "total": total, "hint": k.hints[n - 1], "all": None,
+            "attempt": a, "counted": counted, "helps": _named(k, n, failing, names)}
+
+
+def _helps(k: catalogue.Kata, n: int) -> tuple[str, ...]:
+    """The ids of the checks hint number `n` helps with."""
+    return k.hint_checks[n - 1] if n <= len(k.hint_checks) else ()
+
+
+def _last_checks(s, a: dict | None) -> tuple[list[CheckResult], dict[str, str]]:
+    """The checks that failed in the attempt's last grading, in the grader's order, and
+    the names of all its checks by id."""
+    last = records.last_grading(s, a["id"]) if a else None
+    if last is None:
+        return [], {}
+    checks = records.stored_report(last).checks
+    return ([c for c in checks if c.status in (Status.FAILED, Status.NOT_IMPLEMENTED) and c.id],
+            {c.id: c.name for c in checks if c.id})
+
+
+def _named(k: catalogue.Kata, n: int, failing: list[CheckResult], names: dict[str, str]) -> list[tuple[str, bool]]:
+    """(name, failing now) of each check hint `n` helps with (an id stands for a name not
+    known yet: no grading)."""
+    bad = {c.id for c in failing}
+    return [(names.get(i, i.replace("_", " ")), i in bad) for i in _helps(k, n)]
 
 
 def spoiler(p, kata: str) -> str | None:

@@ -27,6 +27,7 @@ class Kata:
     follow_ups: tuple[str, ...]
     group: str = ""                   # one of GROUPS ("" when the catalogue gives none)
     traps: tuple[str, ...] = ()       # phrases that spell out a fix; never in the stub
+    hint_checks: tuple[tuple[str, ...], ...] = ()  # for each hint, the ids of the checks it helps with
 
     @property
     def stub(self) -> Path:
@@ -67,6 +68,7 @@ SCHEMA = {
     "difficulty": (f"one of {', '.join(DIFFICULTIES)}", True),
     "minutes": ("a whole number of minutes above 0", True),
     "hints": ("a list of non-empty strings", True),
+    "hint_checks": ("a list with a list of check ids for each hint", False),
     "traps": ("a list of phrases", False),
     "follow_ups": ("a list of non-empty strings", True),
 }
@@ -83,6 +85,8 @@ def _valid(key: str, value) -> bool:
         "difficulty": lambda v: v in DIFFICULTIES,
         "minutes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
         "hints": lambda v: strings(v, 1),
+        "hint_checks": lambda v: isinstance(v, list) and all(
+            isinstance(ids, list) and all(isinstance(i, str) and i.isidentifier() for i in ids) for ids in v),
         "traps": lambda v: strings(v, 0),
         "follow_ups": lambda v: strings(v, 1),
     }[key](value)
@@ -148,6 +152,7 @@ def katas() -> tuple[Kata, ...]:
                 follow_ups=tuple(entry["follow_ups"]),
                 group=entry.get("group", ""),
                 traps=tuple(entry.get("traps", ())),
+                hint_checks=tuple(tuple(ids) for ids in entry.get("hint_checks", ())),
             )
         )
     return tuple(out)

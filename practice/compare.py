@@ -1,11 +1,12 @@
 """`kata compare` and `kata solution`: code shown through practice.term.
 
-The attempt and the reference sit side by side, their lines paired by difflib so equal
-lines face each other. Inside a changed stretch a line faces only a line like it (a
-renamed variable, a new argument); a line with no counterpart stands alone, so unrelated
-lines are never paired. Long runs of identical lines (the docstring both files share)
-fold into one row. Long lines wrap within their column. Syntax colour only where the
-terminal takes colour (practice.term decides).
+The attempt and the reference sit side by side when the width holds every line shown
+whole, else one above the other as a unified diff. Side by side, their lines are paired
+by difflib so equal lines face each other. Inside a changed stretch a line faces only a
+line like it (a renamed variable, a new argument); a line with no counterpart stands
+alone, so unrelated lines are never paired. Long runs of identical lines (the docstring
+both files share) fold into one row. Syntax colour only where the terminal takes colour
+(practice.term decides).
 """
 from __future__ import annotations
 
@@ -86,19 +87,58 @@ def _lines(code: str, colour: bool) -> list[Text]:
     return lines[:-1] if code.endswith("\n") and lines else lines
 
 
-def side_by_side(attempt: Path, reference: Path, width: int | None = None) -> None:
+def show(attempt: Path, reference: Path, width: int | None = None) -> None:
+    """The attempt beside the reference when the width holds every line shown whole; else
+    one above the other, as a unified diff (a line cut in two is harder to read than that)."""
+    width = width or term.layout_width()
+    a_code = attempt.read_text(encoding="utf-8", errors="replace").expandtabs(4)
+    r_code = reference.read_text(encoding="utf-8", errors="replace").expandtabs(4)
+    rows = align(a_code.splitlines(), r_code.splitlines())
+    need = needed(a_code, r_code, rows)
+    if width >= need:
+        side_by_side(attempt.name, reference.name, a_code, r_code, rows, width)
+    else:
+        unified(attempt.name, reference.name, a_code, r_code, rows, width)
+        term.console(columns=width).print(f"(side by side from {need} columns: --width {need})",
+                                          style="dim" if term.colour() else "")
+
+
+def needed(a_code: str, r_code: str, rows: list[tuple]) -> int:
+    """The width at which side by side shows each of its lines whole: two line numbers,
+    two of the longest lines shown, the mark and the spaces between columns."""
+    left, right = a_code.splitlines(), r_code.splitlines()
+    shown = [r for r in fold(rows) if r[0] != "fold"]
+    longest = max([Text(left[i]).cell_len for _, i, _ in shown if i is not None]
+                  + [Text(right[j]).cell_len for _, _, j in shown if j is not None] + [1])
+    return 2 * (len(str(max(len(left), len(right), 1))) + longest) + 9
+
+
+def unified(a_name: str, r_name: str, a_code: str, r_code: str, rows: list[tuple],
+            width: int) -> None:
+    """The difference as a unified diff: `-` only yours, `+` only the reference's, with
+    CONTEXT lines around each change; a long line wraps across the whole width."""
+    colour = term.colour()
+    console = term.console(columns=width)
+    styles = {"-": "red", "+": "green", "@": "cyan"}
+    for line in difflib.unified_diff(a_code.splitlines(), r_code.splitlines(), f"yours: {a_name}",
+                                     f"reference: {r_name}", n=CONTEXT, lineterm=""):
+        style = "bold" if line.startswith(("--- ", "+++ ")) else styles.get(line[:1], "")
+        console.print(Text(line, style=style if colour else ""), soft_wrap=False)
+    same = sum(1 for r in rows if r[0] == "equal")
+    console.print(f"{same} of {len(rows)} lines match; - only yours, + only the reference.")
+
+
+def side_by_side(a_name: str, r_name: str, a_code: str, r_code: str, rows: list[tuple],
+                 width: int) -> None:
     from rich.table import Table
 
     colour = term.colour()
-    console = term.console(columns=width or term.layout_width())
-    a_code = attempt.read_text(encoding="utf-8", errors="replace").expandtabs(4)
-    r_code = reference.read_text(encoding="utf-8", errors="replace").expandtabs(4)
+    console = term.console(columns=width)
     left, right = _lines(a_code, colour), _lines(r_code, colour)
-    rows = align(a_code.splitlines(), r_code.splitlines())
     nw = len(str(max(len(left), len(right), 1)))
     table = Table(box=None, expand=True, show_header=True, pad_edge=False, padding=(0, 1),
                   header_style="bold" if colour else "")
-    for name in ("#", f"yours: {attempt.name}", " ", "#", f"reference: {reference.name}"):
+    for name in ("#", f"yours: {a_name}", " ", "#", f"reference: {r_name}"):
         if name == "#":
             table.add_column(name, width=nw, justify="right", no_wrap=True,
                              style="dim" if colour else "")

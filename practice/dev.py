@@ -4,7 +4,7 @@ As rustlings' `dev check` and exercism's `configlet lint` do for theirs, it read
 grading anything: the catalogue against its schema, every kata's files (stub, reference,
 grader, domain, known bugs, alternatives) and nothing orphaned, stub and reference agreeing
 in signatures and question, no trap phrase in a stub, the README's table of katas, each
-grader's plain agreement check, each bug naming a check that exists, and each domain
+grader's plain agreement check, each bug and each hint naming checks that exist, and each domain
 covering the explorer's dimensions for the arguments its functions take. `kata dev new`
 (practice.dev_new) writes the files of a new kata, which this then says how to finish.
 """
@@ -88,6 +88,7 @@ def _kata(root: Path, entry: dict) -> list[str]:
         out += _stub(paths["stub"], paths["reference"], entry)
     if paths["grader"].is_file():
         out += _grader(paths["grader"], paths["bugs"])
+        out += _hint_checks(entry, _check_ids(paths["grader"]) | set(EXPLORER_CHECKS))
     if paths["domain"].is_file() and paths["reference"].is_file():
         out += _domain(name, paths["domain"], paths["reference"], paths["stub"])
     return out
@@ -132,10 +133,30 @@ def _stub(stub: Path, reference: Path, entry: dict) -> list[str]:
     return out
 
 
-def _grader(grader: Path, bugs: Path) -> list[str]:
+def _check_ids(grader: Path) -> set[str]:
+    """The ids of the grader's own checks: its @check functions' names."""
     tree = ast.parse(grader.read_text(encoding="utf-8"))
-    checks = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and any(
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and any(
         isinstance(d, ast.Call) and getattr(d.func, "id", "") == "check" for d in n.decorator_list)}
+
+
+def _hint_checks(entry: dict, known: set[str]) -> list[str]:
+    """Every hint names the checks it helps with, and each of them exists."""
+    hints, lists = entry.get("hints") or [], entry.get("hint_checks")
+    if not isinstance(lists, list):
+        return ["has no `hint_checks` (for each hint, the ids of the checks it helps with)"]
+    out = [] if len(lists) == len(hints) else [
+        f"has {len(hints)} hints and {len(lists)} lists of `hint_checks`: one list for each hint"]
+    for n, ids in enumerate(lists, 1):
+        if isinstance(ids, list) and not ids:
+            out.append(f"hint {n} names no check it helps with (`hint_checks`)")
+        out += [f"hint {n} names the check {i!r}, which the grader does not have"
+                for i in (ids if isinstance(ids, list) else []) if isinstance(i, str) and i not in known]
+    return out
+
+
+def _grader(grader: Path, bugs: Path) -> list[str]:
+    checks = _check_ids(grader)
     out = [] if "agrees" in checks else ["its grader has no check `agrees` (plain agreement with the reference)"]
     if not bugs.is_file():
         return out

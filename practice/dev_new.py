@@ -85,6 +85,10 @@ hints = [
     "{M}: a hint that teaches how to avoid one of the kata's traps.",
     "{M}: the next hint, closer to the fix.",
 ]
+hint_checks = [  # for each hint, the checks it helps with
+    ["agrees"],
+    ["agrees"],
+]
 traps = []
 follow_ups = [
     "{M}: the question an interviewer asks next.",

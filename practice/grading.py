@@ -49,13 +49,14 @@ def prepare(hints: list[str] = ()) -> None:
             _SERVICE = None
 
 
-def grade(kata: str, path, source: bytes | None = None) -> Report:
-    """The report of grading `source` (else the file at `path`) against `kata`'s grader."""
+def grade(kata: str, path, source: bytes | None = None, progress=None) -> Report:
+    """The report of grading `source` (else the file at `path`) against `kata`'s grader.
+    `progress`, when given, is called with each CheckResult as its check ends."""
     if source is None:
         with open(path, "rb") as f:
             source = f.read()
     if _SERVICE is not None:
-        return _by_service(kata, path, source)
+        return _by_service(kata, path, source, progress)
     try:
         from graders.engine.harness import grade_report
     except ImportError as e:
@@ -63,7 +64,7 @@ def grade(kata: str, path, source: bytes | None = None) -> Report:
             f"the grading harness (graders/engine/harness.py) cannot be loaded: {e}"
         ) from e
     try:
-        return grade_report(kata, path, source=source)
+        return grade_report(kata, path, source=source, progress=progress)
     except ValueError as e:
         if type(e).__name__ == "SettingError":
             raise BadSetting(str(e)) from None
@@ -77,12 +78,13 @@ def grade(kata: str, path, source: bytes | None = None) -> Report:
         ) from e
 
 
-def _by_service(kata: str, path, source: bytes) -> Report:
-    from graders.engine.report import Report
+def _by_service(kata: str, path, source: bytes, progress=None) -> Report:
+    from graders.engine.report import CheckResult, Report
     from graders.engine.service import ServiceFailed
 
+    each = progress and (lambda check: progress(CheckResult.from_dict(check)))
     try:
-        return Report.from_dict(_SERVICE.grade(kata, os.path.abspath(path), source))
+        return Report.from_dict(_SERVICE.grade(kata, os.path.abspath(path), source, each))
     except ServiceFailed as e:
         if e.kind == "setting":
             raise BadSetting(str(e)) from None

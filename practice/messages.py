@@ -181,7 +181,11 @@ def hint(k, res: dict) -> Text:
     head = Text(f"Hint {res['index']} of {res['total']} for {k.name}:", style="bold")
     if res["attempt"] and not res["counted"]:
         head += " (your attempt already passes, so it does not count against it)"
-    return term.join([head, f"  {res['hint']}"])
+    sym = symbols()
+    helps = [Text("  It helps with:", style="dim")] if res["helps"] else []
+    helps += [Text.assemble("    ", (sym["fail"], "red") if failing else (sym["dot"], "dim"), f" {name}")
+              for name, failing in res["helps"]]
+    return term.join([head, f"  {res['hint']}"] + helps)
 
 
 def reset_done(k, res: Reset) -> Text:

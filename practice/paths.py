@@ -57,13 +57,20 @@ def archive_dir(home_dir: Path, kata: str) -> Path:
 
 
 def shown(path: Path | str) -> str:
-    """A path as the user should read it: relative when it is under the current folder."""
+    """A path as the user should read it: relative when it is under the current folder
+    (unless that folder is the home folder or above it), else from `~` when it is under the
+    home folder, else whole."""
     p = Path(path)
     try:
-        rel = p.resolve().relative_to(Path.cwd().resolve())
-    except (ValueError, OSError):
+        whole, here = p.resolve(), Path.cwd().resolve()
+        home_dir = Path.home().resolve()
+    except (OSError, RuntimeError):  # no current folder, no home folder
         return str(p)
-    return str(rel)
+    if whole.is_relative_to(here) and not home_dir.is_relative_to(here):
+        return str(whole.relative_to(here))
+    if whole.is_relative_to(home_dir):
+        return str(Path("~") / whole.relative_to(home_dir))
+    return str(p)
 
 
 def _tmp_beside(path: Path) -> str:

@@ -184,6 +184,15 @@ def hints_taken(s, kata: str, attempt_id: int | None) -> int:
                  "AND attempt_id IS NULL", (kata,))[0]
 
 
+def hints_shown(s, kata: str, attempt_id: int | None) -> list[int]:
+    """The hints shown for an attempt (or for `kata` outside any attempt), by their number
+    in the catalogue, in the order shown (a hint event's detail is that number)."""
+    where = "attempt_id = ?" if attempt_id is not None else "kata = ? AND attempt_id IS NULL"
+    rows = s.all(f"SELECT detail FROM events WHERE kind = 'hint' AND {where} ORDER BY at, id",
+                 (attempt_id if attempt_id is not None else kata,))
+    return [int(r[0]) for r in rows if str(r[0] or "").isdigit()]
+
+
 def events_of(s, attempt_id: int, kinds: tuple[str, ...]) -> list[dict]:
     marks = ", ".join("?" * len(kinds))
     return _all(s, f"SELECT * FROM events WHERE attempt_id = ? AND kind IN ({marks}) "

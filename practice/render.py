@@ -2,13 +2,15 @@
 
 A report is the grader's `Report` (graders/engine/report.py): one line per check, a failing
 check with its message, its picture (practice.picture) and the lines that reproduce it,
-then the likely cause. The messages of whole commands are in practice.messages.
+then what was observed and the likely cause. The messages of whole commands are in
+practice.messages.
 """
 from __future__ import annotations
 
 import ast
 import re
 import textwrap
+from dataclasses import dataclass
 
 from rich.text import Text
 
@@ -27,24 +29,56 @@ def _indent(text: str, n: int) -> str:
 
 
 # -- a grading report -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Part:
+    """A piece of a report, for a screen that must leave some out (practice.screen): `kind`
+    is printed, passed, skipped, todo, failed, message, picture, repro, observed or
+    diagnosis; `first`, whether it belongs to the first failing check."""
+    kind: str
+    lines: list
+    first: bool = False
+
+
 def report(rep: Report, repro: bool = True, room: int | None = None) -> Text:
-    """One line per check (a failed one with its message, picture and repro), then the
-    diagnosis. An untouched stub says 'not implemented yet' once."""
+    """One line per check (a failed one with its message, picture and repro), what was
+    observed, then the diagnosis. An untouched stub says 'not implemented yet' once."""
+    return term.join([line for part in parts(rep, repro, room) for line in part.lines])
+
+
+def parts(rep: Report, repro: bool = True, room: int | None = None) -> list[Part]:
+    """The report in pieces, in the order they are shown."""
     sym = symbols()
-    lines: list[Text | str] = _printed(rep.stdout)
-    checks = rep.checks
+    out = [Part("printed", _printed(rep.stdout))] if rep.stdout.strip() else []
     if rep.untouched:  # the summary says "not implemented yet"
-        functions = dict.fromkeys(c.function for c in checks
+        functions = dict.fromkeys(c.function for c in rep.checks
                                   if c.status is Status.NOT_IMPLEMENTED)
-        lines += [Text.assemble((f"  {sym['todo']} ", "yellow"),
-                                f"{f}: still the stub" if f else "still the stub")
-                  for f in functions]
-        return term.join(lines)
-    for c in checks:
-        lines += _check_lines(c, sym, repro, room)
+        return out + [Part("todo", [Text.assemble((f"  {sym['todo']} ", "yellow"),
+                                                  f"{f}: still the stub" if f else "still the stub")])
+                      for f in functions]
+    first = next((c for c in rep.checks if c.status is Status.FAILED), None)
+    missing = _missing(rep.checks)
+    for c in rep.checks:
+        if c.status is Status.NOT_IMPLEMENTED:
+            line = missing.pop(c.function or c.name, None)  # one line a function, where it is first needed
+            out += [Part("todo", [line])] if line else []
+        else:
+            out += _check_parts(c, sym, repro, room, c is first)
+    out += [Part("observed", [Text(f"  Observed: {o}", style="cyan")]) for o in rep.observed]
     if rep.diagnosis:
-        lines.append(Text(f"  Likely cause: {rep.diagnosis}", style="magenta"))
-    return term.join(lines)
+        out.append(Part("diagnosis", [Text(f"  Likely cause: {rep.diagnosis}", style="magenta")]))
+    return out
+
+
+def _missing(checks: list[CheckResult]) -> dict[str, Text]:
+    """The line of each function still missing: how many checks wait for it."""
+    waiting: dict[str, int] = {}
+    for c in checks:
+        if c.status is Status.NOT_IMPLEMENTED:
+            waiting[c.function or c.name] = waiting.get(c.function or c.name, 0) + 1
+    sym = symbols()
+    return {f: Text.assemble("  ", (sym["todo"], "yellow"), f" `{f}`: ", ("not implemented yet", "yellow"),
+                             f" ({n} checks need it)" if n > 1 else "")
+            for f, n in waiting.items()}
 
 
 def _printed(out: str) -> list[Text]:
@@ -59,25 +93,22 @@ def _printed(out: str) -> list[Text]:
     return lines
 
 
-def _check_lines(c: CheckResult, sym: dict, repro: bool, room: int | None) -> list[Text | str]:
+def _check_parts(c: CheckResult, sym: dict, repro: bool, room: int | None,
+                 first: bool) -> list[Part]:
     name = c.name
     if c.status is Status.PASSED:
-        return [Text.assemble(f"  ", (sym["pass"], "green"), f" {name}")]
+        return [Part("passed", [Text.assemble("  ", (sym["pass"], "green"), f" {name}")])]
     if c.status is Status.SKIPPED:
-        return [Text(f"  {sym['skip']} {name} (not run)"
-                     + (f": {c.message}" if c.message else ""), style="dim")]
-    if c.status is Status.NOT_IMPLEMENTED:
-        return [Text.assemble(f"  ", (sym["todo"], "yellow"), f" {name}: ",
-                              ("not implemented yet", "yellow"))]
-    lines: list[Text | str] = [Text.assemble("  ", (sym["fail"], "bold red"), " ",
-                                             (name, "bold"))]
+        return [Part("skipped", [Text(f"  {sym['skip']} {name} (not run)"
+                                      + (f": {c.message}" if c.message else ""), style="dim")])]
+    out = [Part("failed", [Text.assemble("  ", (sym["fail"], "bold red"), " ", (name, "bold"))], first)]
     if c.message:
-        lines.append(_indent(c.message, 6))
+        out.append(Part("message", [_indent(c.message, 6)], first))
     if c.picture:
-        lines.append(picture.grid(c.picture, indent=6, room=room))
+        out.append(Part("picture", [picture.grid(c.picture, indent=6, room=room)], first))
     if c.repro and repro:
-        lines += [Text("      reproduce:", style="dim"), _indent(c.repro, 10)]
-    return lines
+        out.append(Part("repro", [Text("      reproduce:", style="dim"), _indent(c.repro, 10)], first))
+    return out
 
 
 def summary(rep: Report) -> Text:
@@ -86,7 +117,11 @@ def summary(rep: Report) -> Text:
     if rep.untouched:
         text = "not implemented yet"
     else:
-        text = f"{n.passed}/{n.total} checks passed" + (f" ({n.skipped} not run)" if n.skipped else "")
+        waiting = dict.fromkeys(f"`{c.function}`" for c in rep.checks
+                                if c.status is Status.NOT_IMPLEMENTED and c.function)
+        notes = ([f"{n.not_implemented} wait for {' and '.join(waiting) or 'a function'}"] if n.not_implemented
+                 else []) + ([f"{n.skipped} not run"] if n.skipped else [])
+        text = f"{n.passed}/{n.total} checks passed" + (f" ({', '.join(notes)})" if notes else "")
     color = "green" if rep.passed else ("yellow" if rep.not_implemented else "red")
     return Text(text, style=f"bold {color}")
 

@@ -7,8 +7,10 @@ Each finished attempt gets a quality from 0 to 5:
     4  passed, but slowly (more than 3/4 of the budget)
     5  passed quickly without hints
 A quality of 3 or more grows the kata's interval (1, 2 or 4 days the first time, then
-times its ease); a lower one brings it back the next day and lowers the ease. Katas never
-tried come first, in catalogue order; then those due, most overdue first; then the rest.
+times its ease); a lower one (a lapse) makes it due at once and lowers the ease. Lapsed
+katas come first (what you just failed is what you most need), the longest lapsed first;
+then katas never tried, in catalogue order; then those due, most overdue first; then the
+rest.
 """
 from __future__ import annotations
 
@@ -26,11 +28,14 @@ class Due:
     interval_days: float
     reason: str
     in_progress: bool = False  # an attempt at it is open now
+    lapsed: bool = False       # its last finished attempt was not passed, or passed only after the solution
 
     def sort_key(self, now: float) -> tuple:
+        if self.lapsed:
+            return (0, self.due_at - now)
         if not self.tried:
-            return (0, 0.0)
-        return (1, self.due_at - now)
+            return (1, 0.0)
+        return (2, self.due_at - now)
 
 
 def quality(a: dict) -> int | None:
@@ -68,7 +73,7 @@ def plan(kata_names: list[str], finished: list[dict], now: float,
                 reps += 1
                 interval = FIRST_INTERVAL[q] if reps == 1 else interval * ease
             else:
-                reps, interval = 0, 1.0
+                reps, interval = 0, 0.0
             ease = max(1.3, ease + 0.1 - (5 - q) * (0.08 + (5 - q) * 0.02))
         busy = k in in_progress
         if last_end is None:
@@ -84,7 +89,7 @@ def plan(kata_names: list[str], finished: list[dict], now: float,
             5: "passed quickly",
         }[last_q]
         out.append(Due(k, True, due, interval, reason + ("; in progress now" if busy else ""),
-                       busy))
+                       busy, lapsed=last_q < 3))
     order = {k: i for i, k in enumerate(kata_names)}
     out.sort(key=lambda d: (d.sort_key(now), order[d.kata]))
     return out
@@ -93,16 +98,19 @@ def plan(kata_names: list[str], finished: list[dict], now: float,
 def pick(due: list[Due], count: int, now: float, seed: int) -> list[str]:
     """The `count` katas most needed, ties broken by `seed` (the same seed, the same pick).
 
-    Katas tie when they are both untried, or both due (then the most overdue day first)."""
+    Katas tie when they are both untried, or both lapsed or due on the same day (the
+    longest lapsed first, then the most overdue)."""
     import random
 
     rng = random.Random(seed)
 
     def bucket(d: Due) -> tuple:
         if not d.tried:
-            return (0, 0)
+            return (1, 0)
         days = (d.due_at - now) / DAY
-        return (1, int(days // 1)) if days <= 0 else (2, days)
+        if d.lapsed:
+            return (0, int(days // 1))
+        return (2, int(days // 1)) if days <= 0 else (3, days)
 
     ranked = sorted(due, key=lambda d: (bucket(d), rng.random()))
     return [d.kata for d in ranked[:count]]

@@ -223,10 +223,11 @@ class Practice:
             return self._resume_in(s, a, catalogue.get(a["kata"]), clock.now())
 
     # -- grading -----------------------------------------------------------------------
-    def grade(self, a: dict, origin: str = "check") -> Grading:
+    def grade(self, a: dict, origin: str = "check", progress=None) -> Grading:
         """Grade an attempt's file and record the grading with the bytes graded; `origin`
-        is the command that asked (check, watch, submit, mock-end). A grading that cannot
-        be recorded (a full disk, a read-only folder) is still returned."""
+        is the command that asked (check, watch, submit, mock-end), `progress` hears of
+        each check as it ends. A grading that cannot be recorded (a full disk, a read-only
+        folder) is still returned."""
         path = Path(a["path"])
         try:
             code = paths.read_attempt(path)  # the one read: these bytes are graded and recorded
@@ -235,7 +236,8 @@ class Practice:
                 f"nothing to grade: {paths.shown(path)} is missing "
                 f"(`kata start {a['kata']}` puts the stub back; archived attempts are in "
                 f"{paths.shown(paths.archive_dir(self.home, a['kata']))})") from None
-        report = grading.grade(a["kata"], path, source=code)
+        more = {"progress": progress} if progress else {}  # tests' stand-ins may take no progress
+        report = grading.grade(a["kata"], path, source=code, **more)
         try:
             return Grading(report, self.record(a["id"], report, code, origin), code)
         except StoreError as e:

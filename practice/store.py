@@ -28,6 +28,7 @@ from practice import paths
 SCHEMA_VERSION = 3
 APPLICATION_ID = 0x6B617461  # "kata"
 BUSY_TIMEOUT_MS = 15000
+WAIT_STEP_MS = 100  # a wait for the write lock returns to Python this often (see Store._begin)
 
 # Times are seconds since the epoch; durations are seconds.
 SCHEMA = """
@@ -409,7 +410,7 @@ class Store:
         if self.readonly:
             raise self.read_only_error()
         try:
-            self.db.execute("BEGIN IMMEDIATE")
+            self._begin()
             yield self
             self.db.commit()
             self.wrote = True
@@ -420,6 +421,23 @@ class Store:
                 raise WriteFailed(f"could not write to {self.path}: {e}"
                                   + (" (is the disk full?)" if "I/O" in str(e) else "")) from e
             raise
+
+    def _begin(self) -> None:
+        """BEGIN IMMEDIATE, waiting for another writer in steps of WAIT_STEP_MS up to
+        BUSY_TIMEOUT_MS: sqlite's own wait cannot be interrupted, and a Ctrl-C must end the
+        command at once, not when the wait is over."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        self.db.execute(f"PRAGMA busy_timeout = {WAIT_STEP_MS}")
+        try:
+            while True:
+                try:
+                    self.db.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as e:
+                    if ("locked" not in str(e) and "busy" not in str(e)) or time.monotonic() > deadline:
+                        raise
+        finally:
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     def execute(self, sql: str, args=()) -> sqlite3.Cursor:
         """Run a statement that writes (read with `one` or `all`)."""

@@ -227,3 +227,28 @@ def _fit(widths: list[int], keep: list[int], room: int, squeeze: dict[int, int])
         widths[j] -= take
         over -= take
     return widths
+
+
+def rendered(part: Text | str) -> str:
+    """`part` as `out` would write it to stdout (styles and all), as a string without the
+    last newline: a screen is compared with the one on display before it is written."""
+    c = console()
+    with c.capture() as captured:
+        c.print(part, soft_wrap=True, end="")
+    return captured.get()
+
+
+def redraw(screen: str) -> None:
+    """Clear the screen and write `screen` (from `rendered`) from the top, in one write."""
+    clear()
+    stdout = stream()
+    stdout.write(screen + "\n")
+    stdout.flush()
+
+
+def rewrite_first_line(line: str) -> None:
+    """Write `line` (from `rendered`, one row) over the screen's first line, the rest of
+    the screen and the cursor left as they are."""
+    stdout = stream()
+    stdout.write("\x1b7\x1b[H" + line + "\x1b[K\x1b8")
+    stdout.flush()

@@ -1,13 +1,17 @@
-"""`kata watch`: a live countdown and the check list, re-graded on every save.
+"""`kata watch`: a live countdown and the check list, graded again when the attempt's bytes change.
 
-Saves are noticed two ways at once: watchdog events on the attempt's folder (which catch
-editors that write a new file and rename it over the old one) wake the loop at once, and
-every tick the file's size, time and inode are compared, which works where no event ever
-arrives (network and WSL file systems) or with --poll. A change is graded only once the
-file has stopped changing and its content differs from what was last graded.
+Changes are noticed two ways at once: watchdog events on the attempt's folder wake the
+loop at once (a write, an editor's new file renamed over the old one, a deletion; not an
+open or a read, which is all watch itself does to the file), and every tick the file's
+size, time and inode are compared, which works where no event ever arrives (network and
+WSL file systems) or with --poll. A change is graded once the file has stopped changing,
+and only when its bytes differ from the bytes last graded. On a terminal the screen
+(practice.screen) is drawn again only when what it shows changes, the checks appearing
+as they end; elsewhere each grading is printed as `kata check` prints it.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -16,13 +20,16 @@ from pathlib import Path
 
 from rich.text import Text
 
-from graders.engine.report import Report
-from practice import clock, messages, paths, records, render, term
-from practice import mock
+from graders.engine.report import CheckResult, Report
+from practice import clock, messages, mock, paths, records, render, screen, term
 from practice.errors import NothingToGrade
 from practice.sessions import Practice
 
 SETTLE = 0.15  # seconds a file must stay unchanged before it is graded
+# The file events that may change its bytes ("closed": closed after writing); an open or a
+# read is none of them, so watch reading the file does not wake watch.
+CHANGES = frozenset({"modified", "created", "moved", "deleted", "closed"})
+PROGRESS_EVERY = 0.25  # seconds between two screens drawn for checks that ended
 
 
 def _wait(event: threading.Event, timeout: float) -> bool:
@@ -56,6 +63,8 @@ def _observer(folders: set[Path], wanted: set[str], event: threading.Event):
 
     class Handler(FileSystemEventHandler):
         def on_any_event(self, ev):
+            if ev.event_type not in CHANGES:
+                return
             for p in (getattr(ev, "src_path", ""), getattr(ev, "dest_path", "")):
                 if p and os.path.abspath(os.fsdecode(p)) in wanted:
                     event.set()
@@ -80,54 +89,115 @@ class Target:
         self.report: Report | None = None
         self.note: str | None = None  # why the last grading was not recorded
         self.graded_at: float | None = None
+        self.partial: list[CheckResult] | None = None  # the checks ended so far, while it is graded
+
+
+class Watch:
+    """One `kata watch`: the attempts, the clock they run on, and where they are shown."""
+
+    def __init__(self, p: Practice, attempts: list[dict], how: str, interval: float, echo):
+        self.p, self.echo = p, echo
+        self.targets = [Target(a) for a in attempts]
+        self.mock_id = attempts[0]["mock_id"] if attempts[0]["mode"] == "mock" else None
+        self.view = screen.Screen(self.targets, how, interval) if term.live() else None
+        self.clock: tuple[str, dict] = self.read_clock()
+
+    def read_clock(self) -> tuple[str, dict]:
+        """What the clock line shows: the interview's clock, or the attempt's."""
+        if self.mock_id is not None:
+            self.clock = ("Mock interview: ", records.mock(self.p.store, self.mock_id))
+        else:
+            self.clock = ("Clock: ", self.p.attempt(self.targets[0].attempt["id"]))
+        if self.view is not None:
+            self.view.clock = self.clock
+        return self.clock
+
+    def clock_text(self) -> Text:
+        label, row = self.clock
+        text = Text(label) + render.clock_text(row, clock.now())
+        if all(t.report and t.report.passed for t in self.targets):
+            text += Text("  Every check passes: `kata submit` records it.", style="green")
+        return text
+
+    def grade(self, t: Target) -> None:
+        """Grade `t` now: on a terminal, its checks appear as they end, the clock ticking."""
+        t.sig = _signature(t.path)
+        if not t.path.is_file():
+            t.report, t.graded_digest, t.note = None, None, None
+            return self.show(t)
+        t.partial, drawn = [], [0.0]
+        self.show(None)
+
+        def progress(check: CheckResult) -> None:
+            t.partial.append(check)
+            if time.monotonic() - drawn[0] >= PROGRESS_EVERY:
+                drawn[0] = time.monotonic()
+                self.view.draw()
+
+        try:
+            with self.view.ticking() if self.view else contextlib.nullcontext():
+                g = self.p.grade(self.p.attempt(t.attempt["id"]), "watch", progress if self.view else None)
+        except NothingToGrade as e:  # gone, or not a file one can grade, since it was looked at
+            t.report, t.note, t.graded_digest = None, str(e), None
+            return self.show(t)
+        finally:
+            t.partial = None
+        t.graded_digest = hashlib.sha256(g.code).hexdigest()  # of the bytes graded
+        t.report, t.attempt, t.note = g.report, g.attempt, g.note
+        t.graded_at = clock.now()
+        self.read_clock()
+        self.show(t)
+
+    def show(self, t: Target | None) -> None:
+        """The screen drawn again (only if it changed), or, without one, `t`'s grading printed."""
+        if self.view is not None:
+            self.view.draw()
+        elif t is not None:
+            self.echo(_block(t))
+            self.echo(self.clock_text())
+
+    def changed(self, woke: bool) -> list[Target]:
+        """The targets whose bytes differ from the bytes last graded, once they have settled."""
+        out = []
+        for t in self.targets:
+            sig = _signature(t.path)
+            if sig == t.sig and not woke:
+                continue
+            t.sig = sig
+            if _digest(t.path) != t.graded_digest:
+                _settle(t)
+                out.append(t)
+        return out
 
 
 def run(p: Practice, attempts: list[dict], poll: bool = False, interval: float = 1.0,
         echo=term.out) -> None:
-    targets = [Target(a) for a in attempts]
-    live = term.live()
+    """Watch until Ctrl-C (KeyboardInterrupt, raised again once the screen is left) or, in
+    a mock interview, until its deadline."""
+    folders = {Path(a["path"]).parent.resolve() for a in attempts}
     event = threading.Event()
-    observer = None
-    if not poll:
-        observer = _observer({t.path.parent.resolve() for t in targets},
-                             {os.path.abspath(t.path.resolve()) for t in targets}, event)
-    how = "file events, and polling" if observer else "polling"
-    if not live:
-        echo(f"Watching {', '.join(paths.shown(t.path) for t in targets)} ({how}); "
-             "Ctrl-C to leave.")
+    observer = None if poll else _observer(folders, {os.path.abspath(Path(a["path"]).resolve())
+                                                     for a in attempts}, event)
+    w = Watch(p, attempts, "file events, and polling" if observer else "polling", interval, echo)
+    if w.view is None:
+        echo(f"Watching {', '.join(paths.shown(t.path) for t in w.targets)} "
+             f"({'file events, and polling' if observer else 'polling'}); Ctrl-C to leave.")
     try:
-        for t in targets:
-            _grade(p, t)
-            if not live:
-                echo(_block(p, t))
-                echo(_clock_line(p, targets))
-        if live:
-            _draw(p, targets, how, echo)
+        for t in w.targets:
+            w.grade(t)
         while True:
             woke = _wait(event, interval)
             event.clear()
-            if _deadline(p, targets, echo):
+            if _deadline(w):
                 return
-            changed = [t for t in targets if _signature(t.path) != t.sig]
-            if woke or changed:
-                for t in changed or targets:
-                    _settle(t)
-                    if _digest(t.path) != t.graded_digest and t.path.exists():
-                        if live:
-                            _draw(p, targets, how, echo, note=f"grading {t.attempt['kata']}...")
-                        _grade(p, t)
-                        if not live:
-                            echo(_block(p, t))
-                            echo(_clock_line(p, targets))
-                    else:
-                        t.sig = _signature(t.path)
-            if live:
-                _draw(p, targets, how, echo)
+            for t in w.changed(woke):
+                w.grade(t)
+            w.read_clock()
+            if w.view is not None:
+                w.view.tick()
     except KeyboardInterrupt:
-        echo("")
-        echo(Text("Stopped watching. ") + _clock_line(p, targets))
-        if any(t.attempt["clock"] == "running" for t in targets):
-            echo("The clock keeps running: `kata pause` stops it, `kata submit` finishes.")
+        _stopped(w)
+        raise
     finally:
         if observer is not None:
             observer.stop()
@@ -145,83 +215,39 @@ def _settle(t: Target) -> None:
     t.sig = last
 
 
-def _deadline(p: Practice, targets: list[Target], echo) -> bool:
+def _deadline(w: Watch) -> bool:
     """End a mock interview whose time is up, print its report; True if it ended."""
-    if targets[0].attempt["mode"] != "mock":
+    if w.mock_id is None:
         return False
-    report = mock.expire(p)
+    report = mock.expire(w.p)
     if report:
-        echo("")
-        echo(Text("Time is up: the mock interview is over.", style="bold yellow"))
-        echo(messages.mock_report(report))
-        for t in targets:
-            t.attempt = p.attempt(t.attempt["id"])
+        if w.view is not None:
+            w.view.close()
+        w.echo("")
+        w.echo(Text("Time is up: the mock interview is over.", style="bold yellow"))
+        w.echo(messages.mock_report(report))
     return bool(report)
 
 
-def _grade(p: Practice, t: Target) -> None:
-    t.sig = _signature(t.path)
-    if not t.path.is_file():
-        t.report = None
-        return
-    fresh = p.attempt(t.attempt["id"])
-    try:
-        g = p.grade(fresh, "watch")
-    except NothingToGrade as e:  # not a file one can grade (a FIFO, a file of gigabytes)
-        t.report, t.note = None, str(e)
-        return
-    t.graded_digest = hashlib.sha256(g.code).hexdigest()  # of the bytes graded
-    t.report, t.attempt, t.note = g.report, g.attempt, g.note
-    t.graded_at = clock.now()
+def _stopped(w: Watch) -> None:
+    """What Ctrl-C leaves on the screen: the clock, and what keeps it running (no record is
+    read: a command interrupted ends at once)."""
+    if w.view is not None:
+        w.view.close()
+    w.echo("")
+    w.echo(Text("Stopped watching. ") + w.clock_text())
+    if w.mock_id is not None:
+        w.echo("The interview clock keeps running: `kata submit` ends the interview.")
+    elif w.clock[1]["clock"] == "running":
+        w.echo("The clock keeps running: `kata pause` stops it, `kata submit` finishes.")
 
 
-def _block(p: Practice, t: Target, repro: bool = True) -> str:
-    a = t.attempt
-    head = Text(f"{a['kata']}: {paths.shown(t.path)}", style="bold")
+def _block(t: Target) -> Text:
+    """A grading as `kata check` prints it, with the time it was graded."""
+    head = Text(f"{t.attempt['kata']}: {paths.shown(t.path)}", style="bold")
     if t.report is None:
         return term.join([head, f"  ({t.note or 'the file is missing'})"])
     when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"
-    return term.join([head, render.report(t.report, repro=repro),
+    return term.join([head, render.report(t.report),
                       render.summary(t.report) + Text(f"  (graded {when})", style="dim")]
                      + ([Text(t.note, style="yellow")] if t.note else []))
-
-
-def _clock_line(p: Practice, targets: list[Target]) -> Text:
-    now = clock.now()
-    a = targets[0].attempt
-    if a["mode"] == "mock":
-        m = records.mock(p.store, a["mock_id"])
-        text = Text("Mock interview: ") + render.clock_text(m, now)
-    else:
-        a = p.attempt(a["id"])
-        text = Text("Clock: ") + render.clock_text(a, now)
-    if all(t.report and t.report.passed for t in targets):
-        text += Text("  Every check passes: `kata submit` records it.", style="green")
-    return text
-
-
-def _draw(p: Practice, targets: list[Target], how: str, echo, note: str = "") -> None:
-    """Redraw the screen: the clock on top, the checks (without repro code, which
-    `kata check` prints), cut to the terminal's height so the countdown stays in view."""
-    cols, rows = term.width(), term.height()
-    body: list[Text] = []
-    for t in targets:
-        body += list(_block(p, t, repro=False).split("\n", allow_blank=True)) + [Text("")]
-    footer = Text(f"Save to re-grade ({how}). Ctrl-C to leave." + (f"  {note}" if note else ""),
-                  style="dim")
-
-    def height(line: Text) -> int:
-        return max(1, -(-line.cell_len // max(1, cols)))
-
-    top = _clock_line(p, targets)
-    room = rows - 1 - height(top) - 1 - height(footer)
-    shown, used = [], 0
-    for i, line in enumerate(body):
-        if used + height(line) > room - 1 and i < len(body) - 1:
-            shown.append(Text(f"... {len(body) - i} more lines: `kata check` shows them all",
-                              style="dim"))
-            break
-        shown.append(line)
-        used += height(line)
-    term.clear()
-    echo(term.join([top, ""] + shown + [footer]))

@@ -79,6 +79,26 @@ def test_the_contract_command_lines_on_the_reference_and_the_stub(subprocess_env
     assert not (Path(subprocess_env["KATA_HOME"]) / "kata.sqlite3").exists()
 
 
+def test_a_function_still_missing_is_one_line_and_its_checks_stay_in_the_count(subprocess_env, tmp_path):
+    """moe with load_balancing_loss not written yet: one line says how many checks wait for
+    it, and the count of checks is the count once it is written."""
+    import ast
+
+    source = (REPO / "solutions" / "moe.py").read_text()
+    fn = next(n for n in ast.parse(source).body if getattr(n, "name", "") == "load_balancing_loss")
+    lines = source.splitlines()
+    half = lines[:fn.body[1].lineno - 1] + ["    raise NotImplementedError"] + lines[fn.end_lineno:]
+    path = tmp_path / "moe.py"
+    path.write_text("\n".join(half) + "\n")
+    missing = kata(subprocess_env, "check", "--file", str(path))
+    whole = kata(subprocess_env, "check", "moe", "--file", "solutions/moe.py")
+    assert missing.returncode == 1 and whole.returncode == 0, missing.stdout + whole.stdout
+    assert re.search(r"… `load_balancing_loss`: not implemented yet \((\d+) checks need it\)", missing.stdout)
+    assert "implemented: not implemented" not in missing.stdout
+    total = re.search(r"\d+/(\d+) checks passed$", whole.stdout.strip()).group(1)
+    assert re.search(rf"\d+/{total} checks passed \(\d+ wait for `load_balancing_loss`\)", missing.stdout)
+
+
 def test_importing_the_command_loads_nothing_heavy():
     code = ("import sys, kata, practice.grading, graders.engine.harness; "
             "print(sorted(m for m in ('numpy', 'pytest', 'rich', 'watchdog', 'pygments') "
@@ -97,6 +117,8 @@ BAD_ATTEMPTS = {
     "raises": ("def softmax(z, axis=-1):\n    raise KeyError('axis')\n", "raised KeyError"),
     "syntax_error": ("def softmax(z, axis=-1)\n    return z\n", "syntax error on line 1"),
     "wrong_type": ("def softmax(z, axis=-1):\n    return {'p': z}\n", "is a dict, expected a NumPy array"),
+    "array_array": ("import array\ndef softmax(z, axis=-1):\n    return array.array('d', [1.0])\n",
+                    "is an array.array, expected a NumPy array"),
     "huge_memory": ("import numpy as np\ndef softmax(z, axis=-1):\n    return np.zeros((10**6, 10**6))\n",
                     "ran out of memory"),
 }

@@ -65,3 +65,31 @@ def test_compare_opens_with_the_difference_not_the_docstring(kenv):
     split_row = next(ln for ln in lines if "def split(a):" in ln)
     assert split_row.rstrip().endswith("<")  # only yours: nothing faces it
     assert any("q = split(x @ W_q)" in ln and "q = x @ W_q" in ln for ln in lines)
+
+
+def test_a_narrow_terminal_gets_a_unified_diff_with_every_word_whole(tmp_path, subprocess_env):
+    """Side by side, 40 columns cut `raise` into "rais" and "e"; below the width side by side
+    needs, the two files come one above the other."""
+    import subprocess
+
+    from conftest import make_tree, stand_in_command
+
+    root = make_tree(tmp_path / "tree")
+    reference = "\n".join(REFERENCE + ["    # the reference's comment, long enough to wrap in half of a hundred columns"])
+    (root / "solutions" / "causal_mha.py").write_text(reference + "\n")
+
+    def kata(*args, columns="40"):
+        return subprocess.run(stand_in_command(root, *args), env=dict(subprocess_env, COLUMNS=columns),
+                              capture_output=True, text=True, timeout=60)
+
+    kata("start", "causal_mha")
+    (tmp_path / "home" / "causal_mha.py").write_text("\n".join(ATTEMPT + ["    raise NotImplementedError"]) + "\n")
+    for width in ("40", "100"):
+        out = kata("compare", "--yes", "--width", width).stdout
+        lines = out.splitlines()
+        assert lines[0] == "--- yours: causal_mha.py" and lines[1] == "+++ reference: causal_mha.py", out
+        assert "-    raise NotImplementedError" in lines and "+    B, T, d_model = x.shape" in lines
+        assert "-def split(a):" in lines and lines[2].startswith("@@ -")
+        assert "side by side from 1" in out  # and how wide it would take
+    wide = kata("compare", "--yes", columns="200").stdout  # the terminal's own width, wide enough
+    assert "~" in wide and not wide.startswith("---")

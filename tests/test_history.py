@@ -60,15 +60,15 @@ def test_what_next_follows_the_schedule(kenv):
     kenv.write("softmax", "# PASS\n")
     kenv.run("submit")  # passed quickly: comes back in days
     kenv.run("start", "rope")
-    kenv.run("submit")  # failed: comes back tomorrow
+    kenv.run("submit")  # failed: comes back at once, before the katas never tried
     out = kenv.run("history", "rope").stdout.split("What to practise next")[1]
-    assert re.search(r"rope\s+in 1 day\s+not passed last time", out)
+    assert re.search(r"rope\s+due now\s+not passed last time", out)
     kenv.clock.advance(2 * 86400)
     out = kenv.run("history").stdout.split("What to practise next")[1]
     nxt = [ln.split()[0] for ln in out.strip().splitlines()]
-    assert "softmax" not in nxt[:5] and nxt[0] == "causal_mask"
+    assert "softmax" not in nxt[:5] and nxt[:2] == ["rope", "causal_mask"]
     status = kenv.run("status").stdout
-    assert "Next up: causal_mask (never tried)" in status
+    assert "Next up: rope (not passed last time)" in status
 
 
 def test_each_katas_time_to_pass_shows_at_a_glance(kenv):
@@ -135,3 +135,20 @@ def test_reports_stored_by_older_versions_read_back(kenv):
     assert "grading 2 at 0:00 on the clock (check): 1/3 checks passed (1 not run)" in out
     assert out.count("failing: rows sum to 1\n") == 2 and "huge logits" not in out
     assert out.count("likely cause: zeroed after the softmax") == 2
+
+
+def test_after_a_failed_mock_question_that_kata_is_practised_next(tmp_path, subprocess_env):
+    import subprocess
+
+    from conftest import make_tree, stand_in_command
+
+    root = make_tree(tmp_path / "tree")
+
+    def kata(*args):
+        return subprocess.run(stand_in_command(root, *args), env=subprocess_env, capture_output=True,
+                              text=True, timeout=60)
+
+    asked = re.search(r"Question 1: (\w+):", kata("mock", "--count", "1", "--seed", "5").stdout).group(1)
+    assert kata("submit").returncode == 1  # left as the stub: not passed
+    out = kata("history").stdout.split("What to practise next")[1]
+    assert out.strip().splitlines()[0].split()[:3] == [asked, "due", "now"], out

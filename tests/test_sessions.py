@@ -21,10 +21,10 @@ def interval(*attempts):
     return d.interval_days
 
 
-def test_never_tried_katas_come_first_in_catalogue_order():
-    plan = schedule.plan(NAMES, [done("a", NOW - 30 * DAY, passed=False)], NOW)
-    assert [d.kata for d in plan] == ["b", "c", "d", "a"]
-    assert not plan[0].tried and plan[-1].reason == "not passed last time"
+def test_a_lapsed_kata_comes_first_then_those_never_tried_in_catalogue_order():
+    plan = schedule.plan(NAMES, [done("a", NOW - 30 * DAY, passed=False), done("d", NOW)], NOW)
+    assert [d.kata for d in plan] == ["a", "b", "c", "d"]
+    assert plan[0].reason == "not passed last time" and not plan[1].tried
 
 
 def test_a_quick_clean_pass_comes_back_later_than_a_slow_or_helped_one():
@@ -35,14 +35,14 @@ def test_a_quick_clean_pass_comes_back_later_than_a_slow_or_helped_one():
     viewed = interval(done("a", NOW, viewed=1))
     failed = interval(done("a", NOW, passed=False))
     assert quick > slow > hinted == overtime > 0
-    assert viewed == failed == 1.0
+    assert viewed == failed == 0.0  # a lapse is due at once
 
 
 def test_successive_passes_grow_the_interval_and_a_failure_resets_it():
     ends = [NOW - 40 * DAY, NOW - 30 * DAY, NOW - 10 * DAY]
     grown = [interval(*[done("a", e) for e in ends[:n]]) for n in (1, 2, 3)]
     assert grown[0] < grown[1] < grown[2]
-    assert interval(*[done("a", e) for e in ends], done("a", NOW, passed=False)) == 1.0
+    assert interval(*[done("a", e) for e in ends], done("a", NOW, passed=False)) == 0.0
 
 
 def test_an_attempt_set_aside_unchecked_says_nothing():
@@ -57,15 +57,16 @@ def test_due_katas_rank_by_how_overdue_they_are():
                 done("c", NOW), done("d", NOW - 1 * DAY, passed=False)]
     order = [d.kata for d in schedule.plan(NAMES, attempts, NOW)]
     assert order == ["b", "a", "d", "c"]  # c passed quickly just now: last
+    passed = [done(k, NOW - n * DAY) for k, n in (("a", 30), ("b", 10), ("c", 0), ("d", 20))]
+    assert [d.kata for d in schedule.plan(NAMES, passed, NOW)] == ["a", "d", "b", "c"]
 
 
 def test_pick_is_repeatable_with_a_seed_and_prefers_the_most_needed():
     attempts = [done("a", NOW), done("b", NOW - 5 * DAY, passed=False)]
     plan = schedule.plan(NAMES, attempts, NOW)
-    picks = {tuple(schedule.pick(plan, 2, NOW, s)) for s in range(30)}
-    assert picks == {("c", "d"), ("d", "c")}  # never tried first, order by seed
+    picks = {tuple(schedule.pick(plan, 3, NOW, s)) for s in range(30)}
+    assert picks == {("b", "c", "d"), ("b", "d", "c")}  # the failed one, then never tried by seed
     assert schedule.pick(plan, 2, NOW, 5) == schedule.pick(plan, 2, NOW, 5)
-    assert schedule.pick(plan, 3, NOW, 1)[2] == "b"  # then the failed one
     assert schedule.pick(plan, 4, NOW, 1)[3] == "a"
 
 

@@ -85,17 +85,18 @@ def refused(problems: list[str]) -> CheckResult:
 
 # ----------------------------------------------------------------------------- grading
 
-def grade(kata: str, path: str | Path, source: bytes | None = None) -> dict:
+def grade(kata: str, path: str | Path, source: bytes | None = None, progress=None) -> dict:
     """Grade the attempt at `path` (its bytes `source`, when given) against `kata`'s grader.
-    Never raises for the attempt's faults; SettingError for a bad KATA_CHECK_SECONDS."""
-    return grade_report(kata, path, source).to_dict()
+    Never raises for the attempt's faults; SettingError for a bad KATA_CHECK_SECONDS.
+    `progress`, when given, is called with each CheckResult as its check ends."""
+    return grade_report(kata, path, source, progress).to_dict()
 
 
-def grade_report(kata: str, path: str | Path, source: bytes | None = None) -> Report:
-    return graded(kata, path, source)[0]
+def grade_report(kata: str, path: str | Path, source: bytes | None = None, progress=None) -> Report:
+    return graded(kata, path, source, progress)[0]
 
 
-def graded(kata: str, path: str | Path, source: bytes | None = None):
+def graded(kata: str, path: str | Path, source: bytes | None = None, progress=None):
     """(the report, the grading's record of calls or None when no check ran)."""
     started = time.monotonic()
     seconds = check_seconds()
@@ -125,7 +126,7 @@ def graded(kata: str, path: str | Path, source: bytes | None = None):
             return _done(Report(kata, checks, stdout=box.output.text(), stdout_bytes=box.output.total), started), None
         grading = Grading()
         candidate = Candidate(box, box.functions, str(path), grading)
-        judged = judge.run(module, ref, box, candidate, seconds)
+        judged = judge.run(module, ref, box, candidate, seconds, progress)
     finally:
         box.close()
     if box.refused:  # an import refused while a check ran: the file is refused, as if it were read

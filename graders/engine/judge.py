@@ -59,40 +59,42 @@ def loaded_message(reply: dict) -> str | None:
     return f"your file failed to load: {text}{raised.location()}"
 
 
-def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float) -> Judged:
+def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float, progress=None) -> Judged:
     """Run every check of `module` (a grader) on `candidate`, with `ref` the reference module;
-    never raises for the attempt's faults."""
+    never raises for the attempt's faults. `progress`, when given, is called with each
+    CheckResult as soon as it is known (in the order the checks run)."""
     judged = Judged([])
     cap: float | None = None  # once a check timed out: when the rest of the grading must end
     tests = checks_of(module)
     quick = [t for t in tests if not getattr(t, "slow", None)]
     results: dict[str, CheckResult] = {}
+    done = _keeping(results, progress)
     for test in quick + [t for t in tests if getattr(t, "slow", None)]:
         if getattr(test, "slow", None) and not all(r.passed for r in results.values()):
-            results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
-                f"it runs once every other check passes ({test.slow})"))
+            done(test.__name__, CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                f"it runs once every other check passes ({test.slow})")))
             continue
         blocked = [results[a] for a in getattr(test, "after", ()) if a in results and not results[a].passed]
         if blocked:
             names = " and ".join(f"'{r.name}'" for r in blocked)
-            results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
-                f"it runs once {names} passes"))
+            done(test.__name__, CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                f"it runs once {names} passes")))
             continue
         limit = test.timeout or check_seconds
         if cap is not None:
             limit = min(limit, max(1.0, check_seconds / 10))
             if time.monotonic() >= cap:
-                results[test.__name__] = CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
-                    "an earlier check did not finish, and the time left for the rest ran out"))
+                done(test.__name__, CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+                    "an earlier check did not finish, and the time left for the rest ran out")))
                 continue
         if box.gone is not None or box.chan is None:
             problem = _restart(box, candidate, check_seconds)
             if problem:
-                results[test.__name__] = CheckResult(test.check_name, Status.FAILED, problem, id=test.__name__)
+                done(test.__name__, CheckResult(test.check_name, Status.FAILED, problem, id=test.__name__))
                 continue
         deadline = time.monotonic() + limit
         candidate.grading.deadline = deadline if cap is None else min(deadline, cap)
-        results[test.__name__] = _one(test, candidate, ref, limit, judged)
+        done(test.__name__, _one(test, candidate, ref, limit, judged))
         if isinstance(box.gone, CallTimedOut) and cap is None:
             cap = time.monotonic() + 2 * check_seconds
     candidate.grading.deadline = float("inf")
@@ -129,6 +131,19 @@ def blame_state(judged: Judged, candidate: Candidate, check_seconds: float) -> N
         finally:
             fresh.box.close()
             candidate.grading.deadline = float("inf")
+
+
+def _keeping(results: dict[str, CheckResult], progress):
+    """What keeps a check's result in `results` and tells `progress` of it (if given)."""
+    def done(name: str, result: CheckResult) -> None:
+        results[name] = result
+        if progress is not None:
+            try:
+                progress(result)
+            except Exception:  # a progress message is a help, never a reason for a grading to fail
+                pass
+
+    return done
 
 
 def _restart(box: Sandbox, candidate: Candidate, check_seconds: float) -> str | None:
@@ -186,8 +201,10 @@ def _function(g) -> str | None:
 
 
 def collapse(results: list[CheckResult]) -> list[CheckResult]:
-    """An untouched stub is one "not implemented yet" line, not one per check; a function
-    still missing among others is one line per function."""
+    """An untouched stub is one "not implemented yet" line, not one per check. A function
+    still missing among others keeps each check that needs it, so that the count of checks
+    stays the same once it is written (practice/render.py shows them as one line per
+    function)."""
     missing = [r for r in results if r.status is Status.NOT_IMPLEMENTED]
     if not missing:
         return results
@@ -199,8 +216,4 @@ def collapse(results: list[CheckResult]) -> list[CheckResult]:
         return [CheckResult("implemented", Status.NOT_IMPLEMENTED,
                             f"not implemented yet: {listed} still {verb} NotImplementedError",
                             function=functions[0] if len(functions) == 1 else None)]
-    merged = [CheckResult(f"`{f}` implemented", Status.NOT_IMPLEMENTED,
-                          f"not implemented yet: `{f}` still raises NotImplementedError "
-                          f"({sum(r.function == f for r in missing)} checks need it)", function=f)
-              for f in functions]
-    return rest + merged
+    return results

@@ -13,6 +13,8 @@ reaper kills the tree when the service lets go). A service found stopped (SIGSTO
 `kata` waits for it is continued, and killed at the end all the same.
 
 Messages both ways: 8-byte length, then JSON; a job carries the attempt's bytes in base64.
+A job that asks for progress gets a message `{"progress": check}` as each check ends,
+before its report.
 """
 from __future__ import annotations
 
@@ -53,21 +55,32 @@ class Service:
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                      start_new_session=True)  # the terminal's Ctrl-C is kata's to handle
 
-    def grade(self, kata: str, path, source: bytes) -> dict:
+    def grade(self, kata: str, path, source: bytes, progress=None) -> dict:
+        """The report's JSON; `progress`, when given, is called with each check's JSON as
+        the service reports it, before the report comes."""
         import base64
 
-        job = {"kata": kata, "path": str(path), "source": base64.b64encode(source).decode()}
-        try:
-            _send(self.proc.stdin, job)
-            _wait_readable(self.proc)
-            reply = _receive(self.proc.stdout)
-        except (OSError, EOFError, ValueError):
-            reply = None
+        job = {"kata": kata, "path": str(path), "source": base64.b64encode(source).decode(),
+               "progress": progress is not None}
+        reply = self._exchange(job)
+        while reply is not None and "progress" in reply:
+            progress(reply["progress"])  # outside _exchange: what the caller raises is the caller's
+            reply = self._exchange(None)
         if reply is None:
             raise ServiceFailed("unavailable", f"the grading process stopped: {self._stderr() or 'no reason given'}")
         if "error" in reply:
             raise ServiceFailed(reply["error"], reply.get("message", ""))
         return reply["report"]
+
+    def _exchange(self, job: dict | None) -> dict | None:
+        """Send `job` (if any), then read the next message; None when the service is gone."""
+        try:
+            if job is not None:
+                _send(self.proc.stdin, job)
+            _wait_readable(self.proc)
+            return _receive(self.proc.stdout)
+        except (OSError, EOFError, ValueError):
+            return None
 
     def _stderr(self) -> str:
         try:
@@ -168,6 +181,13 @@ def serve() -> None:
         _send(sys.stdout.buffer, _grade(harness, job))
 
 
+def _progress(job: dict):
+    """What sends each check's result as it ends, when the job asks for it (`kata watch`)."""
+    if not job.get("progress"):
+        return None
+    return lambda result: _send(sys.stdout.buffer, {"progress": result.to_dict()})
+
+
 def _load_ahead(hints: list[str]) -> None:
     """Load the grader and the reference of each kata the hints name (a name, or a file NAME.py)."""
     from graders.engine import files, judge
@@ -186,7 +206,7 @@ def _grade(harness, job: dict) -> dict:
     import base64
 
     try:
-        report = harness.grade(job["kata"], job["path"], base64.b64decode(job["source"]))
+        report = harness.grade(job["kata"], job["path"], base64.b64decode(job["source"]), _progress(job))
     except harness.SettingError as exc:
         return {"error": "setting", "message": str(exc)}
     except Exception as exc:  # a fault of a grader, not of the attempt

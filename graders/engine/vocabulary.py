@@ -31,6 +31,13 @@ def tolerance(dtype: Any, extreme: bool = False) -> tuple[float, float]:
     return rtol, atol
 
 
+def a(word: str) -> str:
+    """`word` with the article its sound takes: 'a list', 'an array.array', 'a uint8'."""
+    w = word.lower()
+    vowel = w[:1] in "aeiou" and not w.startswith(("uint", "uni", "use", "usu", "uti", "ufunc", "one"))
+    return f"{'an' if vowel or w.startswith('nd') else 'a'} {word}"
+
+
 def as_array(value: Any, what: str) -> np.ndarray:
     """The attempt's result as an array, or a one-line failure if it is not one."""
     if value is None:
@@ -93,7 +100,7 @@ def expect_close(value: Any, expected: np.ndarray, what: str, dtype: Any = np.fl
         n_bad = int((~ok).sum())
         gap = "NaN" if np.isnan(got[idx]) or np.isnan(want[idx]) else _fmt(float(np.abs(got[idx] - want[idx])))
         shown_got, shown_want = _apart(got[idx], want[idx])
-        kind = f" (a {arr.dtype} array, expected {expected.dtype})" if (arr.dtype == np.bool_) != (
+        kind = f" ({a(str(arr.dtype))} array, expected {expected.dtype})" if (arr.dtype == np.bool_) != (
             expected.dtype == np.bool_) else ""
         raise CheckFailed(
             f"{what}{kind} differs from {against} in {n_bad} of {ok.size} entries, by up to {gap}: "

@@ -64,7 +64,7 @@ def kind_of(value) -> str:
 
 def _vowel_sound(word: str) -> bool:
     w = word.lower()
-    if w.startswith(("uni", "use", "usu", "uti", "ufunc", "one")):
+    if w.startswith(("uint", "uni", "use", "usu", "uti", "ufunc", "one")):
         return False
     return w[:1] in ("a", "e", "i", "o", "u") or w.startswith("nd")
 
