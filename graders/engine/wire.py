@@ -101,7 +101,9 @@ def _np():
 def _type_name(value) -> str:
     """The name of the value's type as the attempt's code would write it (`deque`, `Cache`)."""
     try:
-        name = type(value).__qualname__
+        name, module = type(value).__qualname__, type(value).__module__
+        if name == module:  # array.array, datetime.datetime: the bare name reads as something else
+            name = f"{module}.{name}"
     except BaseException:
         name = ""
     return visible(name if isinstance(name, str) and name else "object")[:100]
