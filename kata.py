@@ -16,6 +16,7 @@ import click
 
 from practice.cli import (friendly, grading_starts, kata_argument, kata_of, leave, open_practice,
                           out, spoiler_guard)
+from practice.dev_cli import dev_group
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -412,50 +413,7 @@ def reset_command(kata):
     out(messages.reset_done(kata, p.reset(kata)))
 
 
-@cli.group("dev", context_settings=CONTEXT)
-def dev_group():
-    """Check the repository's katas whole, or start a new one."""
-
-
-@dev_group.command("check")
-def dev_check_command():
-    """Check that every kata is whole; exit 1 naming each kata and fault.
-
-    Reads the catalogue against its schema, every kata's files (stub, reference, grader,
-    domain, known bugs, alternatives) and nothing orphaned, stub and reference agreeing,
-    no trap phrase in a stub, the README's table, each grader's plain agreement check and
-    each domain's coverage of the explorer's dimensions. Grades nothing.
-    """
-    from practice import catalogue, dev
-
-    faults = dev.check(catalogue.ROOT)
-    for f in faults:
-        out(f"{f.kata}: {f.what}")
-    katas = len({f.kata for f in faults})
-    out(f"{len(faults)} fault{'s' * (len(faults) != 1)} in {katas} place{'s' * (katas != 1)}" if faults
-        else f"every kata is whole ({len(catalogue.names())} katas)")
-    click.get_current_context().exit(1 if faults else 0)
-
-
-@dev_group.command("new")
-@click.argument("name")
-@click.option("--title", help="The kata's title (default: from its name).")
-@click.option("--minutes", type=click.IntRange(1, 24 * 60), default=20, show_default=True,
-              help="Its time budget.")
-def dev_new_command(name, title, minutes):
-    """Write every file a new kata needs, from templates.
-
-    The stub, the reference, the grader, the domain, the known bugs, two alternative
-    answers and a catalogue entry, each marked where it must be filled in; no file is
-    replaced. `kata dev check` then says what is left to do.
-    """
-    from practice import catalogue, dev_new, paths
-
-    if not name.isidentifier() or name != name.lower():
-        raise click.UsageError(f"{name!r} is not a kata name: lower case letters, digits and _")
-    for path in dev_new.new(catalogue.ROOT, name, title, minutes):
-        out(f"wrote {paths.shown(path)}")
-    out(f"Next: `kata dev check` lists what {name} still needs.")
+cli.add_command(dev_group)  # `kata dev`: practice/dev_cli.py
 
 
 if __name__ == "__main__":  # pragma: no cover
