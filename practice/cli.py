@@ -15,6 +15,7 @@ from typing import NoReturn
 import click
 
 SIGPIPE_STATUS = 128 + 13  # how a shell reports a command that its reader stopped reading
+INTERRUPTED_STATUS = 128 + 2  # and one stopped by Ctrl-C (SIGINT)
 
 
 class KataName(click.ParamType):
@@ -124,6 +125,9 @@ def friendly(f):
             return _run(f, *args, **kwargs)
         except BrokenPipeError:
             _reader_gone()
+        except KeyboardInterrupt:  # Ctrl-C: the status a shell gives a command it interrupted
+            sys.stderr.write("\n")
+            sys.exit(INTERRUPTED_STATUS)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:
