@@ -55,6 +55,7 @@ def cli():
       kata check                 grade the attempt now
       kata hint                  the next hint (recorded)
       kata submit                final grading; result, time and follow-up questions
+      kata followups softmax     the follow-up questions, one at a time, rated
       kata history               past attempts and what to practise next
     A mock interview: kata mock, then kata watch / kata check, then kata submit.
 
@@ -271,18 +272,19 @@ def submit_command(kata):
     """Final grading; records the result.
 
     Stops the clock, records the result (time, gradings, hints, solution viewed) and
-    shows the follow-up questions. In a mock interview this ends the interview and
-    prints its report.
+    shows the follow-up questions. In a mock interview this ends the interview, prints
+    its report and asks its follow-up questions.
     Exit status 0 when everything passed, 1 otherwise.
     """
     grading_starts(_name(kata))
-    from practice import catalogue, messages, mock, render
+    from practice import catalogue, followups, messages, mock, render
 
     p = open_practice()
     res = p.submit(_name(kata))
     ctx = click.get_current_context()
     if isinstance(res, mock.MockReport):
-        out(messages.mock_report(res))
+        out(messages.mock_report(res, with_follow_ups=False))
+        followups.after_interview(p, res)
         ctx.exit(0 if res.passed else 1)
     if not res.recorded:  # graded, but nothing could be recorded
         out(render.report(res.report), render.summary(res.report))
@@ -411,6 +413,26 @@ def reset_command(kata):
 
     p = open_practice()
     out(messages.reset_done(kata, p.reset(kata)))
+
+
+@cli.command("followups")
+@kata_argument()
+@click.option("--answers", is_flag=True,
+              help="Show each model answer (asks first, as `kata solution` does).")
+@click.option("--yes", "-y", is_flag=True, help="With --answers, skip the spoiler question.")
+@friendly
+def followups_command(kata, answers, yes):
+    """Ask a kata's follow-up questions; numbers are checked.
+
+    Say each answer aloud and rate it (k: knew it, p: partly, m: missed), or type the number
+    it asks for. Ratings count in what to practise next and in `kata progress`.
+    """
+    from practice import followups
+
+    p = open_practice()
+    if not answers or spoiler_guard(p, kata, yes, "followups"):
+        return followups.practise(p, kata, answers)
+    out("Not shown.")
 
 
 cli.add_command(dev_group)  # `kata dev`: practice/dev_cli.py

@@ -94,18 +94,21 @@ def kata_of(p, k, what: str, last_worked_on: bool = False):
 
 
 def spoiler_guard(p, k, yes: bool, kind: str) -> bool:
-    """The spoiler guard: confirm before showing a reference that would spoil something."""
+    """The spoiler guard: confirm before showing a reference (or, for `kind` "followups",
+    the model answers) that would spoil something."""
     from practice import aids, messages
 
-    aids.refuse_in_mock(p, "solutions")
+    answers = kind == "followups"
+    aids.refuse_in_mock(p, "model answers" if answers else "solutions")
     why = aids.spoiler(p, k.name)
     if yes or why is None:
         return True
+    shown = "the model answers" if answers else "the reference solution"
     try:
-        return click.confirm(messages.spoiler_question(k, why), default=False, err=True)
+        return click.confirm(messages.spoiler_question(k, why, shown), default=False, err=True)
     except click.Abort:
-        raise click.ClickException(
-            f"no answer to the question; `kata {kind} {k.name} --yes` shows it") from None
+        again = f"kata {kind} {k.name}{' --answers' if answers else ''} --yes"
+        raise click.ClickException(f"no answer to the question; `{again}` shows it") from None
 
 
 def out(*parts, err: bool = False) -> None:

@@ -169,7 +169,8 @@ def submitted(k, a: dict, rep: Report, n_gradings: int) -> Text:
                 + f"; {gradings(n_gradings)}, {plural(a['hints'], 'hint')}, solution "
                 f"{'viewed' if a['solution_viewed'] else 'not viewed'}.")
     return term.join([graded(f"{k.name}: final grading", a["path"], rep), recorded, "",
-                      follow_ups(k)])
+                      follow_ups(k), Text(f"`kata followups {k.name}` asks them one at a time "
+                                          "and records how you did.", style="dim")])
 
 
 def hint(k, res: dict) -> Text:
@@ -196,12 +197,11 @@ def reset_done(k, res: Reset) -> Text:
     return term.join(lines)
 
 
-def spoiler_question(k, why: str) -> str:
+def spoiler_question(k, why: str, shown: str = "the reference solution") -> str:
     reasons = {"untried": f"You have not tried {k.name} yet",
                "running": f"You have not passed {k.name} and its time is not up",
                "set aside": f"You have not passed {k.name}"}
-    return (f"{reasons.get(why, reasons['set aside'])}. Show the reference solution anyway? "
-            "(this is recorded)")
+    return f"{reasons.get(why, reasons['set aside'])}. Show {shown} anyway? (this is recorded)"
 
 
 # -- mock interviews -----------------------------------------------------------------------
@@ -232,8 +232,10 @@ def _mock_result(rep: Report | None) -> str:
     return f"failed {rep.counts.passed}/{rep.counts.total}"
 
 
-def mock_report(data: MockReport) -> Text:
-    """The interview report: time, each question's result, what still fails, follow-ups."""
+def mock_report(data: MockReport, with_follow_ups: bool = True) -> Text:
+    """The interview report: time, each question's result, what still fails, and the
+    follow-up questions (unless `with_follow_ups` is False: `kata submit` asks them one at a
+    time, practice.followups)."""
     sym, m = symbols(), data.mock
     reason = {"deadline": "ended at the deadline", "submitted": "submitted"}.get(
         m.get("end_reason") or "", "")
@@ -252,6 +254,8 @@ def mock_report(data: MockReport) -> Text:
     lines.append(term.columns(rows, ["  kata", "result", "time", "graded"]))
     for q in data.questions:
         lines += _mock_notes(q)
+    if not with_follow_ups:
+        return term.join(lines)
     lines += ["", Text("Follow-up questions to answer aloud:", style="bold")]
     for q in data.questions:
         if len(data.questions) > 1:

@@ -254,3 +254,19 @@ def last_results(s) -> dict[str, dict]:
 
 def katas_tried(s) -> set[str]:
     return {r["kata"] for r in s.all("SELECT DISTINCT kata FROM attempts")}
+
+
+# -- follow-up questions ------------------------------------------------------------------------
+def insert_rating(s, t: float, round_start: float, kata: str, question: int, text: str,
+                  rating: str, answer: str | None = None, mock_id: int | None = None) -> int:
+    """How the follow-up `question` (its place among the kata's, from 1) was answered:
+    knew, partly or missed; `answer` is the number typed, when one was."""
+    return s.execute(
+        "INSERT INTO ratings (at, round, kata, question, text, rating, answer, mock_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (t, round_start, kata, question, text, rating, answer, mock_id)).lastrowid
+
+
+def ratings(s) -> list[dict]:
+    """Every rating of a follow-up answer, oldest first."""
+    return _all(s, "SELECT * FROM ratings ORDER BY at, id")
