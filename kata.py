@@ -57,7 +57,7 @@ def cli():
       kata submit                final grading; result, time and follow-up questions
       kata followups softmax     the follow-up questions, one at a time, rated
       kata history               past attempts and what to practise next
-    A mock interview: kata mock, then kata watch / kata check, then kata submit.
+    A mock interview: kata mock (--strict), then kata watch / kata check, then kata submit.
 
     \b
     Attempts are plain .py files in the work folder, which is:
@@ -273,11 +273,11 @@ def submit_command(kata):
 
     Stops the clock, records the result (time, gradings, hints, solution viewed) and
     shows the follow-up questions. In a mock interview this ends the interview, prints
-    its report and asks its follow-up questions.
+    its report and asks the follow-up questions (a strict one submits NAME alone).
     Exit status 0 when everything passed, 1 otherwise.
     """
     grading_starts(_name(kata))
-    from practice import catalogue, followups, messages, mock, render
+    from practice import catalogue, followups, messages, mock, render, strict
 
     p = open_practice()
     res = p.submit(_name(kata))
@@ -286,6 +286,9 @@ def submit_command(kata):
         out(messages.mock_report(res, with_follow_ups=False))
         followups.after_interview(p, res)
         ctx.exit(0 if res.passed else 1)
+    if isinstance(res, strict.QuestionSubmitted):
+        out(messages.question_submitted(res))
+        ctx.exit(0 if res.report.passed else 1)
     if not res.recorded:  # graded, but nothing could be recorded
         out(render.report(res.report), render.summary(res.report))
         raise click.ClickException(f"{res.note}; nothing was submitted")
@@ -303,8 +306,10 @@ def submit_command(kata):
 @click.option("--seed", type=int,
               help="Draw the katas from this seed alone: the same seed asks the same "
                    "katas, whatever your history.")
+@click.option("--strict", is_flag=True, help="Three gradings per question, each showing only which "
+                                              "checks fail; no hints; one submit per question.")
 @friendly
-def mock_command(minutes, count, seed):
+def mock_command(minutes, count, seed, strict):
     """Start a mock interview: one clock, no hints.
 
     Picks the katas you most need (the schedule of `kata history`), or with --seed the
@@ -317,7 +322,7 @@ def mock_command(minutes, count, seed):
     p = open_practice()
     if count > len(mock.ready()):
         raise click.UsageError(f"--count is at most {len(mock.ready())}")
-    out(messages.mock_started(mock.start(p, count, minutes, seed)))
+    out(messages.mock_started(mock.start(p, count, minutes, seed, strict)))
 
 
 @cli.command("hint")

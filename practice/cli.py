@@ -147,10 +147,11 @@ def click_error(e: Exception) -> click.ClickException | None:
     import sqlite3
 
     from practice import catalogue, grading
-    from practice.errors import NothingToGrade, NotInProgress, SessionError
+    from practice.errors import NothingToGrade, NotInProgress, SessionError, StrictRefusal
     from practice.store import StoreError
 
-    if isinstance(e, (catalogue.UnknownKata, NothingToGrade, NotInProgress, grading.BadSetting)):
+    if isinstance(e, (catalogue.UnknownKata, NothingToGrade, NotInProgress, StrictRefusal,
+                      grading.BadSetting)):
         return click.UsageError(str(e))
     if isinstance(e, (SessionError, StoreError, grading.GradingUnavailable, catalogue.CatalogueError)):
         return click.ClickException(str(e))

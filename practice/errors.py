@@ -12,3 +12,8 @@ class NothingToGrade(SessionError):
 
 class NotInProgress(SessionError):
     """The command needs a kata in progress and there is none (a usage error)."""
+
+
+class StrictRefusal(SessionError):
+    """What the rules of a strict mock interview refuse: a fourth grading, a second submit,
+    a hint, the reference, a model answer (a usage error)."""

@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # types only: `kata check` loads this module while it grades
     from graders.engine.report import Report
     from practice.mock import Interview, MockReport, MockStarted, Question
     from practice.sessions import Reset, Started
+    from practice.strict import QuestionSubmitted
+from practice.mock import STRICT_GRADINGS
 from practice.render import (attempt_result, clock_text, follow_ups, gradings, path, plural,
                              question, report, result_text, summary, symbols, times)
 
@@ -109,6 +111,9 @@ def _interview_clock(pairs: list[tuple[dict, dict]], t: float, interview: Interv
     if solved == total and any(b["clock"] != "solved" for b, _ in pairs):
         lines.append(Text("Every question passes: the interview clock is stopped.",
                           style="bold green") + " `kata submit` ends the interview.")
+    if interview.used is not None:
+        lines.append("Gradings used: " + ", ".join(f"{kata} {n} of {STRICT_GRADINGS}"
+                                                   for kata, n in interview.used.items()) + ".")
     return term.join(lines)
 
 
@@ -210,11 +215,17 @@ def mock_started(res: MockStarted) -> Text:
     m, attempts = res.mock, res.attempts
     how = f"seed {m['seed']}" if m["seeded"] else "the katas you most need"
     lines: list[Text | str] = _paused(res.paused)
-    lines.append(Text(f"Mock interview #{m['id']}: {plural(len(attempts), 'question')}, "
-                      f"{clock.fmt(m['budget'])} on one clock", style="bold") + f" ({how}).")
-    lines.append("No hints or solutions until it ends. `kata watch` shows the countdown and "
-                 "re-grades every question; `kata check` grades them all; `kata submit` ends "
-                 "the interview.")
+    lines.append(Text(f"{'Strict mock' if m['strict'] else 'Mock'} interview #{m['id']}: "
+                      f"{plural(len(attempts), 'question')}, {clock.fmt(m['budget'])} on one "
+                      "clock", style="bold") + f" ({how}).")
+    if m["strict"]:
+        lines.append(f"Each question may be graded {STRICT_GRADINGS} times, and a grading shows "
+                     "only which checks fail. No hints or solutions. `kata submit NAME` submits "
+                     "a question, once; `kata submit` submits the rest and ends the interview.")
+    else:
+        lines.append("No hints or solutions until it ends. `kata watch` shows the countdown and "
+                     "re-grades every question; `kata check` grades them all; `kata submit` ends "
+                     "the interview.")
     for i, a in enumerate(attempts, 1):
         k = catalogue.get(a["kata"])
         lines += ["", Text(f"Question {i}: {k.name}: {k.title}", style="bold") + f" "
@@ -233,15 +244,16 @@ def _mock_result(rep: Report | None) -> str:
 
 
 def mock_report(data: MockReport, with_follow_ups: bool = True) -> Text:
-    """The interview report: time, each question's result, what still fails, and the
-    follow-up questions (unless `with_follow_ups` is False: `kata submit` asks them one at a
-    time, practice.followups)."""
+    """The interview report: time, each question's result (in a strict interview, the
+    gradings it used), what still fails, and the follow-up questions (unless
+    `with_follow_ups` is False: `kata submit` asks them one at a time, practice.followups)."""
     sym, m = symbols(), data.mock
     reason = {"deadline": "ended at the deadline", "submitted": "submitted"}.get(
         m.get("end_reason") or "", "")
     how = f"seed {m['seed']}" if m["seeded"] else "the katas you most needed"
     lines: list[Text | str] = [
-        Text(f"Interview report: mock interview #{m['id']} ({how})", style="bold"),
+        Text(f"Interview report: {'strict ' if m['strict'] else ''}mock interview #{m['id']} "
+             f"({how})", style="bold"),
         f"Time used: {clock.fmt(m['time_used'] or 0)} of {clock.fmt(m['budget'])}"
         + (f", {reason}" if reason else ""), ""]
     rows = []
@@ -249,9 +261,12 @@ def mock_report(data: MockReport, with_follow_ups: bool = True) -> Text:
         a = q.attempt
         mark = Text(sym["pass"], style="green") if q.passed else Text(sym["fail"], style="red")
         t_used = a["time_used"] if a["time_used"] is not None else a["elapsed"]
+        graded = (f"{q.asked} of {STRICT_GRADINGS}, then submitted" if m["strict"] else
+                  times(q.n_gradings))
         rows.append([mark + f" {a['kata']}", _mock_result(q.report), clock.fmt(t_used or 0),
-                     times(q.n_gradings)])
-    lines.append(term.columns(rows, ["  kata", "result", "time", "graded"]))
+                     graded])
+    lines.append(term.columns(rows, ["  kata", "result", "time",
+                                     "gradings used" if m["strict"] else "graded"]))
     for q in data.questions:
         lines += _mock_notes(q)
     if not with_follow_ups:
@@ -262,6 +277,16 @@ def mock_report(data: MockReport, with_follow_ups: bool = True) -> Text:
             lines.append(f"  {q.kata.name}:")
         lines.append(follow_ups(q.kata, heading=""))
     return term.join(lines)
+
+
+def question_submitted(res: QuestionSubmitted) -> Text:
+    """`kata submit NAME` in a strict interview that goes on."""
+    a, rep = res.attempt, res.report
+    return term.join([
+        graded(f"{a['kata']}: submitted", a["path"], rep),
+        f"{a['kata']} used {res.used} of its {STRICT_GRADINGS} gradings. "
+        f"{plural(res.left, 'question')} still open; `kata submit` submits "
+        f"{'it' if res.left == 1 else 'them'} and ends the interview."])
 
 
 def _mock_notes(q: Question) -> list[str]:

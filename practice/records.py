@@ -164,8 +164,13 @@ def last_grading(s, attempt_id: int, before: float | None = None) -> dict | None
                 (attempt_id, float("inf") if before is None else before))
 
 
-def n_gradings(s, attempt_id: int) -> int:
-    return s.one("SELECT count(*) FROM gradings WHERE attempt_id = ?", (attempt_id,))[0]
+def n_gradings(s, attempt_id: int, commands: tuple[str, ...] | None = None) -> int:
+    """How many times the attempt was graded (by these commands, when given)."""
+    if commands is None:
+        return s.one("SELECT count(*) FROM gradings WHERE attempt_id = ?", (attempt_id,))[0]
+    marks = ", ".join("?" * len(commands))
+    return s.one(f"SELECT count(*) FROM gradings WHERE attempt_id = ? AND command IN ({marks})",
+                 (attempt_id, *commands))[0]
 
 
 # -- events -----------------------------------------------------------------------------
@@ -203,11 +208,11 @@ def mock_attempts(s, mock_id: int) -> list[dict]:
     return _all(s, "SELECT * FROM attempts WHERE mock_id = ? ORDER BY position", (mock_id,))
 
 
-def insert_mock(s, t: float, budget: float, seed: int, seeded: bool) -> int:
+def insert_mock(s, t: float, budget: float, seed: int, seeded: bool, strict: bool = False) -> int:
     return s.execute(
-        "INSERT INTO mocks (started_at, budget, seed, seeded, clock, run_since, elapsed, state) "
-        "VALUES (?, ?, ?, ?, 'running', ?, 0, 'running')",
-        (t, budget, seed, int(seeded), t)).lastrowid
+        "INSERT INTO mocks (started_at, budget, seed, seeded, clock, run_since, elapsed, state, "
+        "strict) VALUES (?, ?, ?, ?, 'running', ?, 0, 'running', ?)",
+        (t, budget, seed, int(seeded), t, int(strict))).lastrowid
 
 
 def set_mock_clock(s, mock_id: int, state: str, run_since: float | None,

@@ -40,3 +40,52 @@ def real(kenv, subprocess_env):
         return subprocess.run(stand_in_command(kenv.root, *args), env=env, input=typed,
                               capture_output=True, text=True, timeout=60)
     return kata, env
+
+
+def test_a_strict_mock_in_real_processes_refuses_a_fourth_grading_and_a_hint(kenv, subprocess_env):
+    kata, _ = real(kenv, subprocess_env)
+    (name,) = picked(kata("mock", "--strict", "--seed", "3").stdout)
+    attempt = kenv.home / "mock" / "1" / f"{name}.py"
+    for n in (1, 2, 3):
+        attempt.write_text(f"wrong {n}\n")
+        r = kata("check", name)
+        assert r.returncode == 1 and "✗ rows sum to 1" in r.stdout, r.stderr
+        assert "Likely cause" not in r.stdout and "reproduce" not in r.stdout
+        assert "sums to 0.74" not in r.stdout  # which checks fail, and nothing more
+        assert f"Gradings used: {name} {n} of 3." in r.stdout
+    attempt.write_text("# PASS\n")
+    r = kata("check", name)
+    assert r.returncode == 2 and "used its 3 gradings" in r.stderr
+    refused = kata("hint")
+    assert refused.returncode == 2 and "hints are not available during a strict mock" in refused.stderr
+
+
+def test_a_strict_mock_shows_nothing_more_anywhere_and_takes_one_submit_a_question(kenv):
+    r = kenv.run("mock", "--strict", "--count", "2", "--seed", "5")
+    assert r.exit_code == 0 and "Strict mock interview #1" in r.stdout
+    a, b = picked(r.stdout)
+    for args in (["solution", a, "--yes"], ["compare", a, "--yes"],
+                 ["followups", a, "--answers", "--yes"]):
+        assert kenv.run(*args).exit_code == 2, args
+    f = kenv.home / "mock" / "1" / f"{a}.py"
+    f.write_text("wrong\n")
+    assert kenv.run("check").exit_code == 1  # b is still its stub: graded, but no grading used
+    assert kenv.run("check", a).exit_code == 1  # the same code again: no grading used either
+    report = json.loads(kenv.run("check", "--json").stdout)
+    assert report["diagnosis"] is None and report["bug"] is None and report["observed"] == []
+    stub = "not implemented yet: still the stub"
+    assert all(c["repro"] is None and (c["passed"] or c["message"] in ("", stub))
+               for c in report["checks"])
+    assert [n[0] for n in kenv.db().execute("SELECT command FROM gradings")] == ["check"]
+    r = kenv.run("submit", a)  # one question submitted: the interview goes on
+    assert r.exit_code == 1 and f"{a} used 1 of its 3 gradings. 1 question still open" in r.stdout
+    assert kenv.run("submit", a).exit_code == 2 and kenv.run("check", a).exit_code == 2
+    r = kenv.run("submit", input="k\n")  # the rest, then the follow-ups, rated
+    assert r.exit_code == 1 and "Interview report: strict mock interview #1" in r.stdout
+    row = next(ln for ln in r.stdout.splitlines() if f" {a} " in ln + " ")
+    assert "1 of 3, then submitted" in row and "failed" in row
+    assert "likely cause" not in r.stdout.lower()
+    assert [tuple(x) for x in kenv.db().execute("SELECT kata, rating, mock_id FROM ratings")] == [
+        (a, "knew", 1)]
+    replay = kenv.run("history", a, "--attempt", "1").stdout
+    assert "likely cause" not in replay and "sums to 0.74" not in replay and "grading 2" in replay
