@@ -57,6 +57,7 @@ def cli():
       kata submit                final grading; result, time and follow-up questions
       kata followups softmax     the follow-up questions, one at a time, rated
       kata history               past attempts and what to practise next
+      kata progress              how ready you are, group by group of the path
     A mock interview: kata mock (--strict), then kata watch / kata check, then kata submit.
 
     \b
@@ -438,6 +439,39 @@ def followups_command(kata, answers, yes):
     if not answers or spoiler_guard(p, kata, yes, "followups"):
         return followups.practise(p, kata, answers)
     out("Not shown.")
+
+
+@cli.command("progress")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+@friendly
+def progress_command(as_json):
+    """How ready you are, group by group of the path.
+
+    Katas passed within budget, each kata's time to pass against its budget over its last
+    attempts, the weakest katas and follow-up questions, and what is due for review.
+    """
+    from practice import progress, render_progress
+
+    figures = progress.figures(open_practice(json_mode=as_json).store)
+    if as_json:
+        return click.echo(progress.as_json(figures))
+    out(render_progress.progress(figures))
+
+
+@cli.command("export")
+@click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json",
+              show_default=True, help="JSON: one object; CSV: one row per record.")
+@friendly
+def export_command(fmt):
+    """Write your whole history to stdout, as JSON or CSV.
+
+    Mock interviews, attempts, gradings (in JSON with the code graded and its report), hints
+    shown and the ratings of follow-up answers.
+    """
+    from practice import export
+
+    data = export.everything(open_practice(json_mode=True).store)
+    click.echo(export.as_json(data) if fmt == "json" else export.as_csv(data), nl=False)
 
 
 cli.add_command(dev_group)  # `kata dev`: practice/dev_cli.py

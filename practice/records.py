@@ -173,6 +173,11 @@ def n_gradings(s, attempt_id: int, commands: tuple[str, ...] | None = None) -> i
                  (attempt_id, *commands))[0]
 
 
+def all_gradings(s) -> list[dict]:
+    """Every grading of every attempt, oldest first (code and report included)."""
+    return _all(s, "SELECT * FROM gradings ORDER BY at, id")
+
+
 # -- events -----------------------------------------------------------------------------
 def add_event(s, kind: str, kata: str | None = None, attempt_id: int | None = None,
               mock_id: int | None = None, detail: str | None = None) -> None:
@@ -187,6 +192,11 @@ def hints_taken(s, kata: str, attempt_id: int | None) -> int:
                      (attempt_id,))[0]
     return s.one("SELECT count(*) FROM events WHERE kind = 'hint' AND kata = ? "
                  "AND attempt_id IS NULL", (kata,))[0]
+
+
+def hints_shown(s) -> list[dict]:
+    """Every hint shown, oldest first (`detail` is its number among the kata's hints)."""
+    return _all(s, "SELECT * FROM events WHERE kind = 'hint' ORDER BY at, id")
 
 
 def events_of(s, attempt_id: int, kinds: tuple[str, ...]) -> list[dict]:
@@ -213,6 +223,10 @@ def insert_mock(s, t: float, budget: float, seed: int, seeded: bool, strict: boo
         "INSERT INTO mocks (started_at, budget, seed, seeded, clock, run_since, elapsed, state, "
         "strict) VALUES (?, ?, ?, ?, 'running', ?, 0, 'running', ?)",
         (t, budget, seed, int(seeded), t, int(strict))).lastrowid
+
+
+def mocks(s) -> list[dict]:
+    return _all(s, "SELECT * FROM mocks ORDER BY id")
 
 
 def set_mock_clock(s, mock_id: int, state: str, run_since: float | None,

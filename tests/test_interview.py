@@ -42,6 +42,37 @@ def real(kenv, subprocess_env):
     return kata, env
 
 
+def test_numbers_are_checked_and_ratings_move_the_weakest_in_real_processes(kenv, subprocess_env):
+    kata, env = real(kenv, subprocess_env)
+    before = json.loads(kenv.run("progress", "--json").stdout)
+    assert before["weakest_katas"] == [] and before["weakest_follow_ups"] == []
+    # param_count asks two numbers, exactly: the cache per token (2nd), the parameters saved (4th).
+    r = kata("followups", "param_count", typed="\n131,072\np\n805306367\n")
+    assert r.returncode == 0, r.stderr
+    assert "Right: 131,072 bytes per token." in r.stdout
+    assert "Not right: 805306367 is not the answer; recorded as missed" in r.stdout
+    assert "Recorded: partly." in r.stdout and "805,306,368" not in r.stdout
+    # Within a stated rounding: 31.31 GiB of logits is right, the uniform loss 11.77 nats is not.
+    r = kata("followups", "cross_entropy", typed="\n31.31\n\nk\n11.77\n")
+    assert "Right: 31.3125 GiB (answers within 0.005 count)." in r.stdout
+    assert "Not right: 11.77 is not the answer" in r.stdout
+    # Ctrl-C at the prompt leaves at once, with the status a shell gives an interrupted command.
+    asking = subprocess.Popen(stand_in_command(kenv.root, "followups", "gqa"), env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert asking.stderr.read(len("     Your answer")) == b"     Your answer"
+    asking.send_signal(signal.SIGINT)
+    assert asking.wait(timeout=60) == 130 and b"How many bytes" in asking.stdout.read()
+    ratings = kenv.db().execute("SELECT kata, question, rating, answer FROM ratings").fetchall()
+    assert [tuple(x) for x in ratings] == [
+        ("param_count", 2, "knew", "131,072"), ("param_count", 3, "partly", None),
+        ("param_count", 4, "missed", "805306367"), ("cross_entropy", 2, "knew", "31.31"),
+        ("cross_entropy", 4, "knew", None), ("cross_entropy", 5, "missed", "11.77")]
+    after = json.loads(kata("progress", "--json").stdout)
+    assert {w["kata"] for w in after["weakest_katas"]} == {"param_count", "cross_entropy"}
+    assert [(w["kata"], w["question"], w["rating"]) for w in after["weakest_follow_ups"]] == [
+        ("cross_entropy", 5, "missed"), ("param_count", 4, "missed"), ("param_count", 3, "partly")]
+
+
 def test_a_strict_mock_in_real_processes_refuses_a_fourth_grading_and_a_hint(kenv, subprocess_env):
     kata, _ = real(kenv, subprocess_env)
     (name,) = picked(kata("mock", "--strict", "--seed", "3").stdout)
@@ -89,3 +120,36 @@ def test_a_strict_mock_shows_nothing_more_anywhere_and_takes_one_submit_a_questi
         (a, "knew", 1)]
     replay = kenv.run("history", a, "--attempt", "1").stdout
     assert "likely cause" not in replay and "sums to 0.74" not in replay and "grading 2" in replay
+
+
+def test_progress_by_group_and_the_export_of_the_whole_history(kenv, subprocess_env):
+    for name in ("softmax", "rope"):
+        kenv.run("start", name)
+        kenv.clock.advance(60)
+        kenv.write(name, "# PASS\n")
+        kenv.run("check")
+        kenv.run("submit")
+    kenv.run("start", "swiglu")
+    kenv.run("hint")
+    kenv.run("check")
+    assert kenv.run("followups", "softmax", input="m\np\nk\n").exit_code == 0
+    progress = json.loads(kenv.run("progress", "--json").stdout)
+    assert [g["group"] for g in progress["groups"]] == list(catalogue.GROUPS)
+    assert (progress["groups"][0]["passed_within_budget"], progress["groups"][0]["total"]) == (1, 7)
+    assert [(w["kata"], w["reason"]) for w in progress["weakest_katas"]] == [
+        ("softmax", "follow-ups partly known")]
+    text = kenv.run("progress", env={"COLUMNS": "60"}).stdout
+    assert all(f"{g}: " in text for g in catalogue.GROUPS)
+    assert text.split("Weakest katas")[1].splitlines()[1].split()[0] == "softmax"
+    assert max(len(ln) for ln in text.splitlines()) <= 60
+
+    kata, _ = real(kenv, subprocess_env)
+    exported = json.loads(kata("export", "--format", "json").stdout)
+    table = kata("history").stdout.split("Time to pass")[0].splitlines()[2:]
+    assert {(a["kata"], a["n"]) for a in exported["attempts"]} == {
+        (ln.split()[0], int(ln.split()[1])) for ln in table if ln.strip()}
+    assert len(exported["gradings"]) == 5 and exported["gradings"][0]["code"] == "# PASS\n"
+    assert [h["kata"] for h in exported["hints"]] == ["swiglu"] and len(exported["ratings"]) == 3
+    rows = list(csv.DictReader(io.StringIO(kata("export", "--format", "csv").stdout)))
+    assert [r["record"] for r in rows].count("attempt") == 3 and rows[-1]["rating"] == "knew"
+    assert kenv.run("export", "--format", "xml").exit_code == 2
