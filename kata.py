@@ -447,8 +447,8 @@ def followups_command(kata, answers, yes):
 def progress_command(as_json):
     """How ready you are, group by group of the path.
 
-    Katas passed within budget, each kata's time to pass against its budget over its last
-    attempts, the weakest katas and follow-up questions, and what is due for review.
+    Katas passed within budget, time to pass against it, the weakest katas and follow-ups,
+    what is due.
     """
     from practice import progress, render_progress
 
@@ -465,8 +465,7 @@ def progress_command(as_json):
 def export_command(fmt):
     """Write your whole history to stdout, as JSON or CSV.
 
-    Mock interviews, attempts, gradings (in JSON with the code graded and its report), hints
-    shown and the ratings of follow-up answers.
+    Mock interviews, attempts, gradings, hints shown and ratings of follow-up answers.
     """
     from practice import export
 
