@@ -83,7 +83,7 @@ def _read(prompt: str) -> str:
 
 def practise(p, k: catalogue.Kata, answers: bool = False) -> list[Rated]:
     """`kata followups NAME`: the heading, the round, and what was recorded."""
-    term.out(Text(f"Follow-up questions on {k.name}: {k.title}", style="bold"))
+    term.out(term.wrap(f"Follow-up questions on {k.name}: {k.title}", style="bold"))
     if can_ask():
         term.out(term.wrap(INVITE, style="dim"))
     if answers and not p.store.readonly:
@@ -178,7 +178,9 @@ def question(i: int, f: catalogue.FollowUp, indent: int = 2) -> Text:
     text = Text(textwrap.fill(f.question, width=min(88, term.width()), initial_indent=f"{pad}{i}. ",
                               subsequent_indent=pad + "   ", break_on_hyphens=False))
     if f.numeric:
-        text += Text(f"\n{pad}   (a number: {f.unit})", style="dim")
+        unit = _prose(f"(a number: {f.unit})", pad=pad + "   ")
+        unit.stylize("dim")
+        text += Text("\n") + unit
     return text
 
 
