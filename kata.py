@@ -24,6 +24,7 @@ import click
 
 from practice.cli import (friendly, grading_starts, kata_argument, kata_of, leave, open_practice,
                           out, spoiler_guard)
+from practice.dev_cli import dev_group
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -78,8 +79,10 @@ def cli():
       kata check                 grade the attempt now
       kata hint                  the next hint (recorded)
       kata submit                final grading; result, time and follow-up questions
+      kata followups softmax     the follow-up questions, one at a time, rated
       kata history               past attempts and what to practise next
-    A mock interview: kata mock, then kata watch / kata check, then kata submit.
+      kata progress              how ready you are, group by group of the path
+    A mock interview: kata mock (--strict), then kata watch / kata check, then kata submit.
 
     \b
     Attempts are plain .py files in the work folder, which is:
@@ -294,19 +297,23 @@ def submit_command(kata):
     """Final grading; records the result.
 
     Stops the clock, records the result (time, gradings, hints, solution viewed) and
-    shows the follow-up questions. In a mock interview this ends the interview and
-    prints its report.
+    shows the follow-up questions. In a mock interview this ends the interview, prints
+    its report and asks the follow-up questions (a strict one submits NAME alone).
     Exit status 0 when everything passed, 1 otherwise.
     """
     grading_starts(_name(kata))
-    from practice import catalogue, messages, mock, render
+    from practice import catalogue, followups, messages, mock, render, strict
 
     p = open_practice()
     res = p.submit(_name(kata))
     ctx = click.get_current_context()
     if isinstance(res, mock.MockReport):
-        out(messages.mock_report(res))
+        out(messages.mock_report(res, with_follow_ups=False))
+        followups.after_interview(p, res)
         ctx.exit(0 if res.passed else 1)
+    if isinstance(res, strict.QuestionSubmitted):
+        out(messages.question_submitted(res))
+        ctx.exit(0 if res.report.passed else 1)
     if not res.recorded:  # graded, but nothing could be recorded
         out(render.report(res.report), render.summary(res.report))
         raise click.ClickException(f"{res.note}; nothing was submitted")
@@ -324,8 +331,10 @@ def submit_command(kata):
 @click.option("--seed", type=int,
               help="Draw the katas from this seed alone: the same seed asks the same "
                    "katas, whatever your history.")
+@click.option("--strict", is_flag=True, help="Three gradings per question, each showing only which "
+                                              "checks fail; no hints; one submit per question.")
 @friendly
-def mock_command(minutes, count, seed):
+def mock_command(minutes, count, seed, strict):
     """Start a mock interview: one clock, no hints.
 
     Picks the katas you most need (the schedule of `kata history`), or with --seed the
@@ -338,7 +347,7 @@ def mock_command(minutes, count, seed):
     p = open_practice()
     if count > len(mock.ready()):
         raise click.UsageError(f"--count is at most {len(mock.ready())}")
-    out(messages.mock_started(mock.start(p, count, minutes, seed)))
+    out(messages.mock_started(mock.start(p, count, minutes, seed, strict)))
 
 
 @cli.command("hint")
@@ -436,50 +445,59 @@ def reset_command(kata):
     out(messages.reset_done(kata, p.reset(kata)))
 
 
-@cli.group("dev", context_settings=CONTEXT)
-def dev_group():
-    """Check the repository's katas whole, or start a new one."""
+@cli.command("followups")
+@kata_argument()
+@click.option("--answers", is_flag=True,
+              help="Show each model answer (asks first, as `kata solution` does).")
+@click.option("--yes", "-y", is_flag=True, help="With --answers, skip the spoiler question.")
+@friendly
+def followups_command(kata, answers, yes):
+    """Ask a kata's follow-up questions; numbers are checked.
 
-
-@dev_group.command("check")
-def dev_check_command():
-    """Check that every kata is whole; exit 1 naming each kata and fault.
-
-    Reads the catalogue against its schema, every kata's files (stub, reference, grader,
-    domain, known bugs, alternatives) and nothing orphaned, stub and reference agreeing,
-    no trap phrase in a stub, the README's table, each grader's plain agreement check and
-    each domain's coverage of the explorer's dimensions. Grades nothing.
+    Say each answer aloud and rate it (k: knew it, p: partly, m: missed), or type the number
+    it asks for. Ratings count in what to practise next and in `kata progress`.
     """
-    from practice import catalogue, dev
+    from practice import followups
 
-    faults = dev.check(catalogue.ROOT)
-    for f in faults:
-        out(f"{f.kata}: {f.what}")
-    katas = len({f.kata for f in faults})
-    out(f"{len(faults)} fault{'s' * (len(faults) != 1)} in {katas} place{'s' * (katas != 1)}" if faults
-        else f"every kata is whole ({len(catalogue.names())} katas)")
-    click.get_current_context().exit(1 if faults else 0)
+    p = open_practice()
+    if not answers or spoiler_guard(p, kata, yes, "followups"):
+        return followups.practise(p, kata, answers)
+    out("Not shown.")
 
 
-@dev_group.command("new")
-@click.argument("name")
-@click.option("--title", help="The kata's title (default: from its name).")
-@click.option("--minutes", type=click.IntRange(1, 24 * 60), default=20, show_default=True,
-              help="Its time budget.")
-def dev_new_command(name, title, minutes):
-    """Write every file a new kata needs, from templates.
+@cli.command("progress")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as one JSON object.")
+@friendly
+def progress_command(as_json):
+    """How ready you are, group by group of the path.
 
-    The stub, the reference, the grader, the domain, the known bugs, two alternative
-    answers and a catalogue entry, each marked where it must be filled in; no file is
-    replaced. `kata dev check` then says what is left to do.
+    Katas passed within budget, time to pass against it, the weakest katas and follow-ups,
+    what is due.
     """
-    from practice import catalogue, dev_new, paths
+    from practice import progress, render_progress
 
-    if not name.isidentifier() or name != name.lower():
-        raise click.UsageError(f"{name!r} is not a kata name: lower case letters, digits and _")
-    for path in dev_new.new(catalogue.ROOT, name, title, minutes):
-        out(f"wrote {paths.shown(path)}")
-    out(f"Next: `kata dev check` lists what {name} still needs.")
+    figures = progress.figures(open_practice(json_mode=as_json).store)
+    if as_json:
+        return click.echo(progress.as_json(figures))
+    out(render_progress.progress(figures))
+
+
+@cli.command("export")
+@click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json",
+              show_default=True, help="JSON: one object; CSV: one row per record.")
+@friendly
+def export_command(fmt):
+    """Write your whole history to stdout, as JSON or CSV.
+
+    Mock interviews, attempts, gradings, hints shown and ratings of follow-up answers.
+    """
+    from practice import export
+
+    data = export.everything(open_practice(json_mode=True).store)
+    click.echo(export.as_json(data) if fmt == "json" else export.as_csv(data), nl=False)
+
+
+cli.add_command(dev_group)  # `kata dev`: practice/dev_cli.py
 
 
 if _QUIET_INTERRUPT:  # loaded: Ctrl-C is a KeyboardInterrupt again

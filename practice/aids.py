@@ -3,20 +3,22 @@
 Hints come one at a time and count against an open attempt until it passes. The
 reference (`kata solution`, `kata compare`) asks first while it would spoil something,
 and viewing it is recorded against an open attempt that has not passed yet. Neither is
-available in a mock interview. `p` is the `practice.sessions.Practice` the command opened.
+available in a mock interview (in a strict one, asking is a usage error). `p` is the `practice.sessions.Practice` the command opened.
 """
 from __future__ import annotations
 
 from graders.engine.report import CheckResult, Status
 from practice import catalogue, clock, records
 from practice.clock import elapsed
-from practice.errors import SessionError
+from practice.errors import SessionError, StrictRefusal
 
 
 def refuse_in_mock(p, what: str) -> None:
-    if p.running_mock():
-        raise SessionError(f"{what} are not available during a mock interview; "
-                           "`kata submit` ends it")
+    m = p.running_mock()
+    if m:
+        strict = "strict " if m["strict"] else ""
+        raise (StrictRefusal if strict else SessionError)(
+            f"{what} are not available during a {strict}mock interview; `kata submit` ends it")
 
 
 def hint(p, k: catalogue.Kata) -> dict:

@@ -18,13 +18,29 @@ GROUPS = ("attention", "position", "block", "decoding", "training")
 
 
 @dataclass(frozen=True)
+class FollowUp:
+    """A question an interviewer asks once the code is done, and its model answer. One whose
+    answer is a number also has the number, what it counts (`unit`, said at the prompt) and
+    how far an answer may be from it (`tolerance`; 0: exactly)."""
+    question: str
+    answer: str = ""
+    number: int | float | None = None
+    unit: str = ""
+    tolerance: float = 0
+
+    @property
+    def numeric(self) -> bool:
+        return self.number is not None
+
+
+@dataclass(frozen=True)
 class Kata:
     name: str
     title: str
     difficulty: str
     minutes: int
     hints: tuple[str, ...]
-    follow_ups: tuple[str, ...]
+    follow_ups: tuple[FollowUp, ...]
     group: str = ""                   # one of GROUPS ("" when the catalogue gives none)
     traps: tuple[str, ...] = ()       # phrases that spell out a fix; never in the stub
     hint_checks: tuple[tuple[str, ...], ...] = ()  # for each hint, the ids of the checks it helps with
@@ -70,7 +86,16 @@ SCHEMA = {
     "hints": ("a list of non-empty strings", True),
     "hint_checks": ("a list with a list of check ids for each hint", False),
     "traps": ("a list of phrases", False),
-    "follow_ups": ("a list of non-empty strings", True),
+    "follow_ups": ("a list of questions: [[kata.follow_ups]] tables with a `question` (and "
+                   "`answer`, `number`, `unit`, `tolerance`), or strings", True),
+}
+# The keys of a follow-up table, and what each must hold.
+FOLLOW_UP_KEYS = {
+    "question": lambda v: isinstance(v, str) and bool(v.strip()),
+    "answer": lambda v: isinstance(v, str),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "unit": lambda v: isinstance(v, str),
+    "tolerance": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0,
 }
 
 
@@ -88,8 +113,20 @@ def _valid(key: str, value) -> bool:
         "hint_checks": lambda v: isinstance(v, list) and all(
             isinstance(ids, list) and all(isinstance(i, str) and i.isidentifier() for i in ids) for ids in v),
         "traps": lambda v: strings(v, 0),
-        "follow_ups": lambda v: strings(v, 1),
+        "follow_ups": lambda v: isinstance(v, list) and len(v) >= 1 and all(map(_follow_up_ok, v)),
     }[key](value)
+
+
+def _follow_up_ok(v) -> bool:
+    """A question as a string, or a table with a question and only the keys a follow-up has."""
+    if isinstance(v, str):
+        return bool(v.strip())
+    return isinstance(v, dict) and "question" in v and \
+        all(key in FOLLOW_UP_KEYS and FOLLOW_UP_KEYS[key](x) for key, x in v.items())
+
+
+def _follow_up(v: str | dict) -> FollowUp:
+    return FollowUp(v) if isinstance(v, str) else FollowUp(**v)
 
 
 def problems(data) -> list[tuple[str, str]]:
@@ -149,7 +186,7 @@ def katas() -> tuple[Kata, ...]:
                 difficulty=entry["difficulty"],
                 minutes=int(entry["minutes"]),
                 hints=tuple(entry["hints"]),
-                follow_ups=tuple(entry["follow_ups"]),
+                follow_ups=tuple(_follow_up(f) for f in entry["follow_ups"]),
                 group=entry.get("group", ""),
                 traps=tuple(entry.get("traps", ())),
                 hint_checks=tuple(tuple(ids) for ids in entry.get("hint_checks", ())),

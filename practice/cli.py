@@ -15,6 +15,7 @@ from typing import NoReturn
 import click
 
 SIGPIPE_STATUS = 128 + 13  # how a shell reports a command that its reader stopped reading
+INTERRUPTED_STATUS = 128 + 2  # and one stopped by Ctrl-C (SIGINT)
 
 
 class KataName(click.ParamType):
@@ -93,18 +94,21 @@ def kata_of(p, k, what: str, last_worked_on: bool = False):
 
 
 def spoiler_guard(p, k, yes: bool, kind: str) -> bool:
-    """The spoiler guard: confirm before showing a reference that would spoil something."""
+    """The spoiler guard: confirm before showing a reference (or, for `kind` "followups",
+    the model answers) that would spoil something."""
     from practice import aids, messages
 
-    aids.refuse_in_mock(p, "solutions")
+    answers = kind == "followups"
+    aids.refuse_in_mock(p, "model answers" if answers else "solutions")
     why = aids.spoiler(p, k.name)
     if yes or why is None:
         return True
+    shown = "the model answers" if answers else "the reference solution"
     try:
-        return click.confirm(messages.spoiler_question(k, why), default=False, err=True)
+        return click.confirm(messages.spoiler_question(k, why, shown), default=False, err=True)
     except click.Abort:
-        raise click.ClickException(
-            f"no answer to the question; `kata {kind} {k.name} --yes` shows it") from None
+        again = f"kata {kind} {k.name}{' --answers' if answers else ''} --yes"
+        raise click.ClickException(f"no answer to the question; `{again}` shows it") from None
 
 
 def out(*parts, err: bool = False) -> None:
@@ -124,6 +128,9 @@ def friendly(f):
             return _run(f, *args, **kwargs)
         except BrokenPipeError:
             _reader_gone()
+        except KeyboardInterrupt:  # Ctrl-C: the status a shell gives a command it interrupted
+            sys.stderr.write("\n")
+            sys.exit(INTERRUPTED_STATUS)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:
@@ -140,10 +147,11 @@ def click_error(e: Exception) -> click.ClickException | None:
     import sqlite3
 
     from practice import catalogue, grading
-    from practice.errors import NothingToGrade, NotInProgress, SessionError
+    from practice.errors import NothingToGrade, NotInProgress, SessionError, StrictRefusal
     from practice.store import StoreError
 
-    if isinstance(e, (catalogue.UnknownKata, NothingToGrade, NotInProgress, grading.BadSetting)):
+    if isinstance(e, (catalogue.UnknownKata, NothingToGrade, NotInProgress, StrictRefusal,
+                      grading.BadSetting)):
         return click.UsageError(str(e))
     if isinstance(e, grading.GradingUnavailable):  # it may quote what the attempt returned: shown, not obeyed
         from practice.term import visible

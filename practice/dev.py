@@ -2,10 +2,11 @@
 
 As rustlings' `dev check` and exercism's `configlet lint` do for theirs, it reads, without
 grading anything: the catalogue against its schema, every kata's files (stub, reference,
-grader, domain, known bugs, alternatives) and nothing orphaned, stub and reference agreeing
-in signatures and question, no trap phrase in a stub, the README's table of katas, each
-grader's plain agreement check, each bug and each hint naming checks that exist, and each domain
-covering the explorer's dimensions for the arguments its functions take. `kata dev new`
+grader, domain, known bugs, alternatives) and nothing orphaned, every follow-up with a model
+answer, stub and reference agreeing in signatures and question, no trap phrase in a stub, the
+README's table of katas, each grader's plain agreement check, each bug and each hint naming
+checks that exist, and each domain covering the explorer's dimensions for the arguments its
+functions take. `kata dev new`
 (practice.dev_new) writes the files of a new kata, which this then says how to finish.
 """
 from __future__ import annotations
@@ -55,12 +56,27 @@ def check(root: Path) -> list[Fault]:
                    for key in ("hints", "follow_ups") if len(entry.get(key) or []) < 2]
         faults += [Fault(entry["name"], f"its trap {t!r} is not lower case (a stub is searched for it in lower case)")
                    for t in entry.get("traps") or [] if isinstance(t, str) and t != t.lower()]
+        faults += [Fault(entry["name"], what) for what in _follow_ups(entry)]
         if entry.get("group") not in catalogue.GROUPS:
             faults.append(Fault(entry["name"], f"has no group of the path ({', '.join(catalogue.GROUPS)})"))
         if TEMPLATE_MARK in repr(entry):
             faults.append(Fault(entry["name"], f"its catalogue entry is still the template ({TEMPLATE_MARK})"))
     faults += _readme(root, entries)
     return faults
+
+
+def _follow_ups(entry: dict) -> list[str]:
+    """Every follow-up is a table with a model answer (`kata followups NAME --answers` shows
+    it); one answered with a number says what the number counts, for the prompt."""
+    out = []
+    for i, f in enumerate(entry.get("follow_ups") or [], 1):
+        if not isinstance(f, dict) or not str(f.get("answer", "")).strip():
+            out.append(f"its follow-up {i} has no model answer (a [[kata.follow_ups]] table with `answer`)")
+        elif "number" in f and not str(f.get("unit", "")).strip():
+            out.append(f"its follow-up {i} is answered with a number but has no `unit` to ask for it in")
+        elif ("unit" in f or "tolerance" in f) and "number" not in f:
+            out.append(f"its follow-up {i} has a `unit` or a `tolerance` but no `number`")
+    return out
 
 
 def _orphans(root: Path, names: list[str]) -> list[Fault]:

@@ -90,10 +90,14 @@ hint_checks = [  # for each hint, the checks it helps with
     ["agrees"],
 ]
 traps = []
-follow_ups = [
-    "{M}: the question an interviewer asks next.",
-    "{M}: and the one after.",
-]
+
+[[kata.follow_ups]]
+question = "{M}: the question an interviewer asks next."
+answer = "{M}: its model answer, a few sentences in our own words."
+
+[[kata.follow_ups]]
+question = "{M}: and the one after (a number to work out gets number, unit and tolerance)."
+answer = "{M}: its model answer."
 '''
 
 

@@ -16,3 +16,8 @@ class NotInProgress(SessionError):
 
 class UnusableAttempt(NothingToGrade):
     """The file to grade is not a regular file, or far larger than any attempt (a usage error)."""
+
+
+class StrictRefusal(SessionError):
+    """What the rules of a strict mock interview refuse: a fourth grading, a second submit,
+    a hint, the reference, a model answer (a usage error)."""

@@ -1,6 +1,6 @@
 """The record of past practice: attempts numbered per kata, best times, last results,
 each kata's status and what to practise next (read-only; `kata list`, `kata history`,
-`kata status` and the mock interview's pick read it)."""
+`kata status`, `kata progress` and the mock interview's pick read it)."""
 from __future__ import annotations
 
 from practice import catalogue, clock, records, schedule
@@ -39,6 +39,8 @@ def statuses(s) -> dict[str, str]:
 
 
 def plan(s) -> list[schedule.Due]:
-    """Every kata, the one most in need of practice first (see practice.schedule)."""
+    """Every kata, the one most in need of practice first (see practice.schedule): by its
+    attempts and by how its follow-up questions were answered."""
     busy = frozenset(a["kata"] for a in records.open_attempts(s) if a["mode"] == "practice")
-    return schedule.plan(catalogue.names(), records.finished_attempts(s), clock.now(), busy)
+    return schedule.plan(catalogue.names(), records.finished_attempts(s), clock.now(), busy,
+                         records.ratings(s))

@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # types only: `kata check` loads this module while it grades
     from graders.engine.report import Report
     from practice.mock import Interview, MockReport, MockStarted, Question
     from practice.sessions import Reset, Started
+    from practice.strict import QuestionSubmitted
+from practice.mock import STRICT_GRADINGS
 from practice.render import (attempt_result, clock_text, follow_ups, gradings, path, plural,
                              question, report, result_text, summary, symbols, times)
 
@@ -109,6 +111,9 @@ def _interview_clock(pairs: list[tuple[dict, dict]], t: float, interview: Interv
     if solved == total and any(b["clock"] != "solved" for b, _ in pairs):
         lines.append(Text("Every question passes: the interview clock is stopped.",
                           style="bold green") + " `kata submit` ends the interview.")
+    if interview.used is not None:
+        lines.append("Gradings used: " + ", ".join(f"{kata} {n} of {STRICT_GRADINGS}"
+                                                   for kata, n in interview.used.items()) + ".")
     return term.join(lines)
 
 
@@ -169,7 +174,8 @@ def submitted(k, a: dict, rep: Report, n_gradings: int) -> Text:
                 + f"; {gradings(n_gradings)}, {plural(a['hints'], 'hint')}, solution "
                 f"{'viewed' if a['solution_viewed'] else 'not viewed'}.")
     return term.join([graded(f"{k.name}: final grading", a["path"], rep), recorded, "",
-                      follow_ups(k)])
+                      follow_ups(k), Text(f"`kata followups {k.name}` asks them one at a time "
+                                          "and records how you did.", style="dim")])
 
 
 def hint(k, res: dict) -> Text:
@@ -200,12 +206,11 @@ def reset_done(k, res: Reset) -> Text:
     return term.join(lines)
 
 
-def spoiler_question(k, why: str) -> str:
+def spoiler_question(k, why: str, shown: str = "the reference solution") -> str:
     reasons = {"untried": f"You have not tried {k.name} yet",
                "running": f"You have not passed {k.name} and its time is not up",
                "set aside": f"You have not passed {k.name}"}
-    return (f"{reasons.get(why, reasons['set aside'])}. Show the reference solution anyway? "
-            "(this is recorded)")
+    return f"{reasons.get(why, reasons['set aside'])}. Show {shown} anyway? (this is recorded)"
 
 
 # -- mock interviews -----------------------------------------------------------------------
@@ -214,11 +219,17 @@ def mock_started(res: MockStarted) -> Text:
     m, attempts = res.mock, res.attempts
     how = f"seed {m['seed']}" if m["seeded"] else "the katas you most need"
     lines: list[Text | str] = _paused(res.paused)
-    lines.append(Text(f"Mock interview #{m['id']}: {plural(len(attempts), 'question')}, "
-                      f"{clock.fmt(m['budget'])} on one clock", style="bold") + f" ({how}).")
-    lines.append("No hints or solutions until it ends. `kata watch` shows the countdown and "
-                 "re-grades every question; `kata check` grades them all; `kata submit` ends "
-                 "the interview.")
+    lines.append(Text(f"{'Strict mock' if m['strict'] else 'Mock'} interview #{m['id']}: "
+                      f"{plural(len(attempts), 'question')}, {clock.fmt(m['budget'])} on one "
+                      "clock", style="bold") + f" ({how}).")
+    if m["strict"]:
+        lines.append(f"Each question may be graded {STRICT_GRADINGS} times, and a grading shows "
+                     "only which checks fail. No hints or solutions. `kata submit NAME` submits "
+                     "a question, once; `kata submit` submits the rest and ends the interview.")
+    else:
+        lines.append("No hints or solutions until it ends. `kata watch` shows the countdown and "
+                     "re-grades every question; `kata check` grades them all; `kata submit` ends "
+                     "the interview.")
     for i, a in enumerate(attempts, 1):
         k = catalogue.get(a["kata"])
         lines += ["", Text(f"Question {i}: {k.name}: {k.title}", style="bold") + f" "
@@ -236,14 +247,17 @@ def _mock_result(rep: Report | None) -> str:
     return f"failed {rep.counts.passed}/{rep.counts.total}"
 
 
-def mock_report(data: MockReport) -> Text:
-    """The interview report: time, each question's result, what still fails, follow-ups."""
+def mock_report(data: MockReport, with_follow_ups: bool = True) -> Text:
+    """The interview report: time, each question's result (in a strict interview, the
+    gradings it used), what still fails, and the follow-up questions (unless
+    `with_follow_ups` is False: `kata submit` asks them one at a time, practice.followups)."""
     sym, m = symbols(), data.mock
     reason = {"deadline": "ended at the deadline", "submitted": "submitted"}.get(
         m.get("end_reason") or "", "")
     how = f"seed {m['seed']}" if m["seeded"] else "the katas you most needed"
     lines: list[Text | str] = [
-        Text(f"Interview report: mock interview #{m['id']} ({how})", style="bold"),
+        Text(f"Interview report: {'strict ' if m['strict'] else ''}mock interview #{m['id']} "
+             f"({how})", style="bold"),
         f"Time used: {clock.fmt(m['time_used'] or 0)} of {clock.fmt(m['budget'])}"
         + (f", {reason}" if reason else ""), ""]
     rows = []
@@ -251,17 +265,32 @@ def mock_report(data: MockReport) -> Text:
         a = q.attempt
         mark = Text(sym["pass"], style="green") if q.passed else Text(sym["fail"], style="red")
         t_used = a["time_used"] if a["time_used"] is not None else a["elapsed"]
+        graded = (f"{q.asked} of {STRICT_GRADINGS}, then submitted" if m["strict"] else
+                  times(q.n_gradings))
         rows.append([mark + f" {a['kata']}", _mock_result(q.report), clock.fmt(t_used or 0),
-                     times(q.n_gradings)])
-    lines.append(term.columns(rows, ["  kata", "result", "time", "graded"]))
+                     graded])
+    lines.append(term.columns(rows, ["  kata", "result", "time",
+                                     "gradings used" if m["strict"] else "graded"]))
     for q in data.questions:
         lines += _mock_notes(q)
+    if not with_follow_ups:
+        return term.join(lines)
     lines += ["", Text("Follow-up questions to answer aloud:", style="bold")]
     for q in data.questions:
         if len(data.questions) > 1:
             lines.append(f"  {q.kata.name}:")
         lines.append(follow_ups(q.kata, heading=""))
     return term.join(lines)
+
+
+def question_submitted(res: QuestionSubmitted) -> Text:
+    """`kata submit NAME` in a strict interview that goes on."""
+    a, rep = res.attempt, res.report
+    return term.join([
+        graded(f"{a['kata']}: submitted", a["path"], rep),
+        f"{a['kata']} used {res.used} of its {STRICT_GRADINGS} gradings. "
+        f"{plural(res.left, 'question')} still open; `kata submit` submits "
+        f"{'it' if res.left == 1 else 'them'} and ends the interview."])
 
 
 def _mock_notes(q: Question) -> list[str]:

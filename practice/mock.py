@@ -6,6 +6,7 @@
 - `end` closes it: on `kata submit`, or on any command after the deadline, when each
   question is graded as it stood at the deadline (a file edited later counts by its last
   grading before the deadline).
+- A strict interview (`--strict`) has rules of its own on top of these: practice.strict.
 `p` is the `practice.sessions.Practice` the command opened.
 """
 from __future__ import annotations
@@ -19,6 +20,9 @@ from practice import catalogue, clock, history, paths, records, schedule
 from practice.clock import elapsed
 from practice.errors import SessionError
 
+ASKED = ("check", "watch")  # the gradings a candidate asks for (not the last, at the submit)
+STRICT_GRADINGS = 3         # the gradings a question of a strict interview may have
+
 
 @dataclass(frozen=True)
 class MockStarted:
@@ -30,10 +34,12 @@ class MockStarted:
 
 @dataclass(frozen=True)
 class Interview:
-    """A question's interview and how many of its questions pass now."""
+    """A question's interview and how many of its questions pass now (and, in a strict
+    one, the gradings each has used, by kata)."""
     mock: dict
     solved: int
     total: int
+    used: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ class Question:
     n_gradings: int
     report: Report | None              # its final grading (None: never graded)
     note: str | None = None            # how its final grading was chosen, when that needs saying
+    asked: int = 0                     # the gradings asked for (ASKED), the final one not counted
 
     @property
     def passed(self) -> bool:
@@ -88,9 +95,10 @@ def pick(p, count: int, seed: int | None) -> tuple[list[str], int, bool]:
     return schedule.pick(due, count, clock.now(), drawn), drawn, False
 
 
-def start(p, count: int, minutes: float | None, seed: int | None) -> MockStarted:
+def start(p, count: int, minutes: float | None, seed: int | None,
+          strict: bool = False) -> MockStarted:
     """Start an interview of `count` katas on one clock: `minutes`, or the sum of the
-    picked katas' own budgets."""
+    picked katas' own budgets; `strict`, under practice.strict's rules."""
     p.store.require_writable()
     if p.running_mock():
         raise SessionError("a mock interview is already running; `kata status` shows it")
@@ -100,7 +108,7 @@ def start(p, count: int, minutes: float | None, seed: int | None) -> MockStarted
     t = clock.now()
     with p.store.tx() as s:
         paused = p.pause_running(s, t, "mock interview")
-        mock_id = records.insert_mock(s, t, 60.0 * minutes, seed, seeded)
+        mock_id = records.insert_mock(s, t, 60.0 * minutes, seed, seeded, strict)
         for pos, name in enumerate(names):
             path = paths.mock_attempt_path(p.home, mock_id, name)
             # Written before the commit, so no record ever points at a missing file.
@@ -119,18 +127,21 @@ def interview(s, a: dict) -> Interview | None:
     pass; None for a practice attempt."""
     if a["mock_id"] is None:
         return None
-    questions = records.mock_attempts(s, a["mock_id"])
-    return Interview(records.mock(s, a["mock_id"]),
-                     sum(1 for q in questions if q["clock"] == "solved"), len(questions))
+    questions, m = records.mock_attempts(s, a["mock_id"]), records.mock(s, a["mock_id"])
+    used = ({q["kata"]: records.n_gradings(s, q["id"], ASKED) for q in questions}
+            if m["strict"] else None)
+    return Interview(m, sum(1 for q in questions if q["clock"] == "solved"), len(questions), used)
 
 
 def settle_clock(s, mock_id: int, t: float) -> None:
     """Inside a transaction after a grading: the interview's clock stops while every
-    question is solved and runs again as soon as one is not."""
+    question is solved (or, in a strict interview, submitted) and runs again as soon as one
+    is not."""
     m = records.mock(s, mock_id)
     if m["state"] != "running":
         return
-    all_solved = all(a["clock"] == "solved" for a in records.mock_attempts(s, mock_id))
+    all_solved = all(a["clock"] == "solved" or a["state"] != "open"
+                     for a in records.mock_attempts(s, mock_id))
     if all_solved and m["clock"] == "running":
         records.set_mock_clock(s, mock_id, "solved", None, elapsed(m, t))
     elif not all_solved and m["clock"] == "solved":
@@ -163,10 +174,11 @@ def _final_grading(p, a: dict, reason: str, deadline: float) -> _Final:
 
 
 def end(p, mock: dict, reason: str) -> MockReport:
-    """Grade every question (as it stood at the deadline), close them and the interview,
-    and return the interview report."""
+    """Grade every question still open (as it stood at the deadline), close them and the
+    interview, and return the interview report."""
     deadline = mock["started_at"] + mock["budget"]
-    results = [_final_grading(p, a, reason, deadline) for a in p.mock_attempts(mock["id"])]
+    results = [_final_grading(p, a, reason, deadline) for a in p.mock_attempts(mock["id"])
+               if a["state"] == "open"]
     t = clock.now()
     with p.store.tx() as s:
         m = records.mock(s, mock["id"])
@@ -195,5 +207,6 @@ def report(p, mock_id: int, graded: dict[int, _Final] | None = None) -> MockRepo
             last = records.last_grading(p.store, a["id"])
             rep = records.stored_report(last) if last else None
         questions.append(Question(a, catalogue.get(a["kata"]),
-                                  records.n_gradings(p.store, a["id"]), rep, mine.note))
+                                  records.n_gradings(p.store, a["id"]), rep, mine.note,
+                                  records.n_gradings(p.store, a["id"], ASKED)))
     return MockReport(records.mock(p.store, mock_id), questions)

@@ -164,8 +164,18 @@ def last_grading(s, attempt_id: int, before: float | None = None) -> dict | None
                 (attempt_id, float("inf") if before is None else before))
 
 
-def n_gradings(s, attempt_id: int) -> int:
-    return s.one("SELECT count(*) FROM gradings WHERE attempt_id = ?", (attempt_id,))[0]
+def n_gradings(s, attempt_id: int, commands: tuple[str, ...] | None = None) -> int:
+    """How many times the attempt was graded (by these commands, when given)."""
+    if commands is None:
+        return s.one("SELECT count(*) FROM gradings WHERE attempt_id = ?", (attempt_id,))[0]
+    marks = ", ".join("?" * len(commands))
+    return s.one(f"SELECT count(*) FROM gradings WHERE attempt_id = ? AND command IN ({marks})",
+                 (attempt_id, *commands))[0]
+
+
+def all_gradings(s) -> list[dict]:
+    """Every grading of every attempt, oldest first (code and report included)."""
+    return _all(s, "SELECT * FROM gradings ORDER BY at, id")
 
 
 # -- events -----------------------------------------------------------------------------
@@ -193,6 +203,11 @@ def hints_shown(s, kata: str, attempt_id: int | None) -> list[int]:
     return [int(r[0]) for r in rows if str(r[0] or "").isdigit()]
 
 
+def every_hint(s) -> list[dict]:
+    """Every hint shown, oldest first (`detail` is its number among the kata's hints)."""
+    return _all(s, "SELECT * FROM events WHERE kind = 'hint' ORDER BY at, id")
+
+
 def events_of(s, attempt_id: int, kinds: tuple[str, ...]) -> list[dict]:
     marks = ", ".join("?" * len(kinds))
     return _all(s, f"SELECT * FROM events WHERE attempt_id = ? AND kind IN ({marks}) "
@@ -212,11 +227,15 @@ def mock_attempts(s, mock_id: int) -> list[dict]:
     return _all(s, "SELECT * FROM attempts WHERE mock_id = ? ORDER BY position", (mock_id,))
 
 
-def insert_mock(s, t: float, budget: float, seed: int, seeded: bool) -> int:
+def insert_mock(s, t: float, budget: float, seed: int, seeded: bool, strict: bool = False) -> int:
     return s.execute(
-        "INSERT INTO mocks (started_at, budget, seed, seeded, clock, run_since, elapsed, state) "
-        "VALUES (?, ?, ?, ?, 'running', ?, 0, 'running')",
-        (t, budget, seed, int(seeded), t)).lastrowid
+        "INSERT INTO mocks (started_at, budget, seed, seeded, clock, run_since, elapsed, state, "
+        "strict) VALUES (?, ?, ?, ?, 'running', ?, 0, 'running', ?)",
+        (t, budget, seed, int(seeded), t, int(strict))).lastrowid
+
+
+def mocks(s) -> list[dict]:
+    return _all(s, "SELECT * FROM mocks ORDER BY id")
 
 
 def set_mock_clock(s, mock_id: int, state: str, run_since: float | None,
@@ -263,3 +282,19 @@ def last_results(s) -> dict[str, dict]:
 
 def katas_tried(s) -> set[str]:
     return {r["kata"] for r in s.all("SELECT DISTINCT kata FROM attempts")}
+
+
+# -- follow-up questions ------------------------------------------------------------------------
+def insert_rating(s, t: float, round_start: float, kata: str, question: int, text: str,
+                  rating: str, answer: str | None = None, mock_id: int | None = None) -> int:
+    """How the follow-up `question` (its place among the kata's, from 1) was answered:
+    knew, partly or missed; `answer` is the number typed, when one was."""
+    return s.execute(
+        "INSERT INTO ratings (at, round, kata, question, text, rating, answer, mock_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (t, round_start, kata, question, text, rating, answer, mock_id)).lastrowid
+
+
+def ratings(s) -> list[dict]:
+    """Every rating of a follow-up answer, oldest first."""
+    return _all(s, "SELECT * FROM ratings ORDER BY at, id")

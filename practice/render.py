@@ -183,8 +183,8 @@ def plural(n: int, word: str) -> str:
 def follow_ups(k, heading: str = "An interviewer would ask next:", indent: int = 2) -> Text:
     lines: list[Text | str] = [Text(heading, style="bold")] if heading else []
     pad = " " * indent
-    for i, q in enumerate(k.follow_ups, 1):
-        lines.append(textwrap.fill(q, width=min(88, term.width()), initial_indent=f"{pad}{i}. ",
+    for i, f in enumerate(k.follow_ups, 1):
+        lines.append(textwrap.fill(f.question, width=min(88, term.width()), initial_indent=f"{pad}{i}. ",
                                    subsequent_indent=pad + "   "))
     return term.join(lines)
 

@@ -30,7 +30,7 @@ def overview(s, kata: str | None = None) -> Text:
             lines.append(term.wrap(f"`kata history {kata} --attempt N` replays attempt N "
                                    "grading by grading."))
         lines += ["", Text("Time to pass, attempt by attempt", style="bold"),
-                  term.wrap(f"(bar height: time used against the budget; {_failed_mark()} "
+                  term.wrap(f"(bar height: time used against the budget; {failed_mark()} "
                             "not passed)", style="dim"), progress(attempts)]
     best = history.best_times(s)
     rows = [[k.name, clock.fmt(best[k.name]), f"of {k.minutes} min"]
@@ -61,33 +61,39 @@ def _attempts_table(attempts: list[dict], t: float) -> Text:
                         cut_left=(9,))
 
 
-def _failed_mark() -> str:
+def failed_mark() -> str:
     return FAILED[0] if term.can_encode(FAILED[0]) else FAILED[1]
 
 
 def progress(attempts: list[dict]) -> Text:
     """One line per kata: a bar per finished attempt, as high as the time it took to pass
     against its budget, and the times themselves."""
-    bars = BARS[0] if term.can_encode(BARS[0]) else BARS[1]
     rows = []
     for k in catalogue.katas():
         done = [a for a in attempts if a["kata"] == k.name and a["state"] != "open"]
         if not done:
             continue
-        spark = Text()
-        for a in done:
-            if not a["passed"]:
-                spark.append(_failed_mark(), style="red")
-                continue
-            share = min(1.0, (a["time_used"] or 0) / (a["budget"] or 1))
-            spark.append(bars[max(0, math.ceil(share * len(bars)) - 1)],
-                         style="red" if a["overtime"] else "green")
         times = [clock.fmt(a["time_used"] or 0) for a in done if a["passed"]]
         passed = f"passed {len(times)} of {len(done)}"
         arrow = " → " if term.can_encode("→") else " -> "
         said = f"{passed}: {arrow.join(times[-6:])}" if times else passed
-        rows.append([k.name, spark, said + f" (budget {k.minutes} min)"])
+        rows.append([k.name, spark(done), said + f" (budget {k.minutes} min)"])
     return term.columns(rows, squeeze={2: 12})
+
+
+def spark(done: list[dict]) -> Text:
+    """A bar per finished attempt (`passed`, `time_used`, `budget`, `overtime`), as high as
+    the time it took to pass against its budget; a cross for one not passed."""
+    bars = BARS[0] if term.can_encode(BARS[0]) else BARS[1]
+    out = Text()
+    for a in done:
+        if not a["passed"]:
+            out.append(failed_mark(), style="red")
+            continue
+        share = min(1.0, (a["time_used"] or 0) / (a["budget"] or 1))
+        out.append(bars[max(0, math.ceil(share * len(bars)) - 1)],
+                   style="red" if a["overtime"] else "green")
+    return out
 
 
 def due_text(d, t: float) -> str:

@@ -6,11 +6,14 @@ Each finished attempt gets a quality from 0 to 5:
     3  passed with hints, or over time
     4  passed, but slowly (more than 3/4 of the budget)
     5  passed quickly without hints
-A quality of 3 or more grows the kata's interval (1, 2 or 4 days the first time, then
-times its ease); a lower one (a lapse) makes it due at once and lowers the ease. Lapsed
-katas come first (what you just failed is what you most need), the longest lapsed first;
-then katas never tried, in catalogue order; then those due, most overdue first; then the
-rest.
+A round of the kata's follow-up questions, rated knew it, partly or missed (practice.followups),
+gets a quality too, by the share it knew (a partly counting half): 5 all of it, 4 at least
+3/4, 3 at least half, 2 less, 1 none. Attempts and rounds take their turns in the order they
+ended. A quality of 3 or more grows the kata's interval (1, 2 or 4 days the first time, then
+times its ease); a lower one (a lapse) makes it due at once and lowers the ease. Katas whose
+last attempt lapsed come first (what you just failed is what you most need), the longest
+lapsed first; then katas never tried, in catalogue order; then those due, most overdue first;
+then the rest.
 """
 from __future__ import annotations
 
@@ -28,7 +31,9 @@ class Due:
     interval_days: float
     reason: str
     in_progress: bool = False  # an attempt at it is open now
-    lapsed: bool = False       # its last finished attempt was not passed, or passed only after the solution
+    quality: int | None = None  # of the last attempt or round of follow-ups (None: neither)
+    ease: float = 2.5           # lower for a kata that has gone badly more often
+    lapsed: bool = False        # its last step was an attempt not passed, or passed only after the solution
 
     def sort_key(self, now: float) -> tuple:
         if self.lapsed:
@@ -53,22 +58,49 @@ def quality(a: dict) -> int | None:
     return 5
 
 
+RATED = {"knew": 1.0, "partly": 0.5, "missed": 0.0}
+REASONS = {
+    "attempt": {1: "not passed last time", 2: "passed after seeing the solution",
+                3: "passed with hints or over time", 4: "passed, but slowly", 5: "passed quickly"},
+    "round": {1: "follow-ups missed", 2: "follow-ups mostly missed", 3: "follow-ups partly known",
+              4: "follow-ups mostly known", 5: "follow-ups all known"},
+}
+
+
+def rated_quality(ratings: list[str]) -> int:
+    """The quality of one round of follow-up questions from its ratings (knew, partly, missed)."""
+    share = sum(RATED[r] for r in ratings) / len(ratings)
+    return 5 if share == 1 else 4 if share >= 0.75 else 3 if share >= 0.5 else 2 if share > 0 else 1
+
+
+def _steps(attempts: list[dict], ratings: list[dict]) -> list[tuple[float, str, int]]:
+    """(when, "attempt" or "round", quality) for one kata, in the order they ended."""
+    steps = [(a["ended_at"], "attempt", q) for a in attempts if (q := quality(a)) is not None]
+    rounds: dict[float, list[dict]] = {}
+    for r in ratings:
+        rounds.setdefault(r["round"], []).append(r)
+    steps += [(max(r["at"] for r in rs), "round", rated_quality([r["rating"] for r in rs]))
+              for rs in rounds.values()]
+    return sorted(steps)
+
+
 def plan(kata_names: list[str], finished: list[dict], now: float,
-         in_progress: frozenset[str] = frozenset()) -> list[Due]:
-    """Every kata, most needed first. `finished`: ended attempts, any order; katas in
-    `in_progress` say so in their reason (their rank is unchanged)."""
-    by_kata: dict[str, list[dict]] = {k: [] for k in kata_names}
+         in_progress: frozenset[str] = frozenset(), ratings: list[dict] = ()) -> list[Due]:
+    """Every kata, most needed first. `finished`: ended attempts, any order; `ratings`: the
+    ratings of follow-up answers; katas in `in_progress` say so in their reason (their rank
+    is unchanged). A kata is tried once an attempt at it has ended."""
+    by_kata: dict[str, tuple[list[dict], list[dict]]] = {k: ([], []) for k in kata_names}
     for a in finished:
         if a["kata"] in by_kata and a.get("ended_at"):
-            by_kata[a["kata"]].append(a)
+            by_kata[a["kata"]][0].append(a)
+    for r in ratings:
+        if r["kata"] in by_kata:
+            by_kata[r["kata"]][1].append(r)
     out = []
     for k in kata_names:
-        ease, interval, reps, last_end, last_q = 2.5, 0.0, 0, None, None
-        for a in sorted(by_kata[k], key=lambda a: a["ended_at"]):
-            q = quality(a)
-            if q is None:
-                continue
-            last_end, last_q = a["ended_at"], q
+        ease, interval, reps, last_end, last = 2.5, 0.0, 0, None, None
+        for last_end, kind, q in _steps(*by_kata[k]):
+            last = (kind, q)
             if q >= 3:
                 reps += 1
                 interval = FIRST_INTERVAL[q] if reps == 1 else interval * ease
@@ -76,20 +108,16 @@ def plan(kata_names: list[str], finished: list[dict], now: float,
                 reps, interval = 0, 0.0
             ease = max(1.3, ease + 0.1 - (5 - q) * (0.08 + (5 - q) * 0.02))
         busy = k in in_progress
-        if last_end is None:
-            out.append(Due(k, False, None, 0.0,
-                           "in progress, never finished" if busy else "never tried", busy))
+        tried = any(quality(a) is not None for a in by_kata[k][0])
+        if not tried:
+            said = "in progress, never finished" if busy else "never tried"
+            said += f"; {REASONS[last[0]][last[1]]}" if last else ""
+            out.append(Due(k, False, None, 0.0, said, busy, last and last[1], ease))
             continue
-        due = last_end + interval * DAY
-        reason = {
-            1: "not passed last time",
-            2: "passed after seeing the solution",
-            3: "passed with hints or over time",
-            4: "passed, but slowly",
-            5: "passed quickly",
-        }[last_q]
-        out.append(Due(k, True, due, interval, reason + ("; in progress now" if busy else ""),
-                       busy, lapsed=last_q < 3))
+        reason = REASONS[last[0]][last[1]]
+        out.append(Due(k, True, last_end + interval * DAY, interval,
+                       reason + ("; in progress now" if busy else ""), busy, last[1], ease,
+                       lapsed=last[0] == "attempt" and last[1] < 3))
     order = {k: i for i, k in enumerate(kata_names)}
     out.sort(key=lambda d: (d.sort_key(now), order[d.kata]))
     return out

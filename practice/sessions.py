@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders.engine.report import Report
-from practice import archive, catalogue, clock, grading, mock, paths, records, targets
+from practice import archive, catalogue, clock, grading, mock, paths, records, strict, targets
 from practice.clock import elapsed
 from practice.errors import NothingToGrade, SessionError
 from practice.store import Store, StoreError
@@ -236,8 +236,11 @@ class Practice:
                 f"nothing to grade: {paths.shown(path)} is missing "
                 f"(`kata start {a['kata']}` puts the stub back; archived attempts are in "
                 f"{paths.shown(paths.archive_dir(self.home, a['kata']))})") from None
+        again = strict.before_grading(self.store, a, origin, code)  # a strict interview's rules
+        if again is not None:
+            return Grading(again, a, code)
         more = {"progress": progress} if progress else {}  # tests' stand-ins may take no progress
-        report = grading.grade(a["kata"], path, source=code, **more)
+        report = strict.shown(self.store, a, grading.grade(a["kata"], path, source=code, **more))
         try:
             return Grading(report, self.record(a["id"], report, code, origin), code)
         except StoreError as e:
@@ -248,6 +251,7 @@ class Practice:
         passed = report.passed
         with self.store.tx() as s:
             a = records.attempt(s, attempt_id)
+            strict.allow(s, a, origin)  # once more, now that no other `kata` can grade it meanwhile
             on_clock = elapsed(a, t)
             if a["mode"] == "mock":  # an interview ends at its deadline, whenever it is graded
                 on_clock = min(on_clock, a["budget"])
@@ -266,12 +270,15 @@ class Practice:
             return records.attempt(s, attempt_id)
 
     # -- submit -------------------------------------------------------------------------
-    def submit(self, kata: str | None = None) -> Submitted | mock.MockReport:
+    def submit(self, kata: str | None = None
+               ) -> Submitted | mock.MockReport | strict.QuestionSubmitted:
         """Final grading. In a mock interview, ends the interview and returns its report
-        (see practice.mock)."""
+        (see practice.mock); in a strict one, `kata` alone is submitted (practice.strict)."""
         interview = self.running_mock()
         if interview and (kata is None or any(a["kata"] == kata
                                               for a in self.mock_attempts(interview["id"]))):
+            if interview["strict"] and kata is not None:
+                return strict.submit_question(self, interview, kata)
             return mock.end(self, interview, "submitted")
         a = targets.in_progress(self.store, kata, "nothing to submit")
         g = self.grade(a, "submit")

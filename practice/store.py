@@ -25,7 +25,7 @@ from pathlib import Path
 
 from practice import paths
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION_ID = 0x6B617461  # "kata"
 BUSY_TIMEOUT_MS = 15000
 WAIT_STEP_MS = 100  # a wait for the write lock returns to Python this often (see Store._begin)
@@ -44,7 +44,8 @@ CREATE TABLE mocks (
     state       TEXT NOT NULL,               -- running | ended
     ended_at    REAL,
     end_reason  TEXT,                        -- submitted | deadline
-    time_used   REAL
+    time_used   REAL,
+    strict      INTEGER NOT NULL DEFAULT 0   -- 1: `kata mock --strict` (three gradings a question)
 );
 CREATE TABLE attempts (
     id              INTEGER PRIMARY KEY,
@@ -99,6 +100,20 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_kata ON events(kata, kind);
 """ + """
+CREATE TABLE ratings (                       -- how well a follow-up question was answered
+    id          INTEGER PRIMARY KEY,
+    at          REAL NOT NULL,
+    round       REAL NOT NULL,               -- when its round of questions began (one round, one step
+                                             -- of the schedule)
+    kata        TEXT NOT NULL,
+    question    INTEGER NOT NULL,            -- its place among the kata's follow-ups, from 1
+    text        TEXT NOT NULL,               -- the question as it was asked
+    rating      TEXT NOT NULL,               -- knew | partly | missed
+    answer      TEXT,                        -- the number typed at the prompt, as typed
+    mock_id     INTEGER REFERENCES mocks(id) -- the mock interview it followed, if any
+);
+CREATE INDEX ratings_by_kata ON ratings(kata, at);
+""" + """
 CREATE TABLE set_aside (                     -- records that could not be read, kept
     id      INTEGER PRIMARY KEY,
     at      REAL NOT NULL,
@@ -110,14 +125,17 @@ CREATE TABLE set_aside (                     -- records that could not be read, 
 """
 # From each older version to the next. Version 1 lacked `seeded` and `set_aside` (its `code`
 # column is declared TEXT and holds both kinds); version 2 called the gradings `checks` and
-# the command that graded `source`.
+# the command that graded `source`; version 3 had no strict interviews and no `ratings`.
 MIGRATIONS = {1: ["ALTER TABLE mocks ADD COLUMN seeded INTEGER NOT NULL DEFAULT 1",
                   SCHEMA[SCHEMA.index("CREATE TABLE set_aside"):].strip()],
               2: ["ALTER TABLE checks RENAME TO gradings",
                   "ALTER TABLE gradings RENAME COLUMN source TO command",
                   "DROP INDEX IF EXISTS checks_by_attempt",
                   "CREATE INDEX gradings_by_attempt ON gradings(attempt_id, at)",
-                  "UPDATE set_aside SET tbl = 'gradings' WHERE tbl = 'checks'"]}
+                  "UPDATE set_aside SET tbl = 'gradings' WHERE tbl = 'checks'"],
+              3: ["ALTER TABLE mocks ADD COLUMN strict INTEGER NOT NULL DEFAULT 0",
+                  SCHEMA[SCHEMA.index("CREATE TABLE ratings"):SCHEMA.index("CREATE INDEX ratings_")].strip(),
+                  "CREATE INDEX ratings_by_kata ON ratings(kata, at)"]}
 
 
 def _statements(script: str) -> list[str]:

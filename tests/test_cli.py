@@ -363,8 +363,8 @@ def test_submit_records_the_result_and_shows_follow_ups(kenv):
     r = kenv.run("submit")
     assert r.exit_code == 0
     assert "Recorded: passed in 3:20 of 10:00; graded once, 1 hint, solution not viewed" in r.stdout
-    for q in k.follow_ups:
-        assert q[:40] in r.stdout.replace("\n     ", " ")
+    for f in k.follow_ups:
+        assert f.question[:40] in r.stdout.replace("\n     ", " ")
     con = kenv.db()
     a = con.execute("SELECT * FROM attempts").fetchone()
     assert (a["state"], a["passed"], a["time_used"], a["hints"]) == ("submitted", 1, 200, 1)

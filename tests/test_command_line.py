@@ -54,7 +54,7 @@ def test_every_kata_name_argument_is_one_parameter_type():
             if isinstance(param, click.Argument):
                 assert isinstance(param.type, KataName) and param._custom_shell_complete is None
                 named.append(name)
-    assert len(named) == 11
+    assert len(named) == 12
 
 
 def test_an_unknown_kata_is_a_usage_error_from_the_parser(kenv):

@@ -93,3 +93,15 @@ def test_the_catalogue_refuses_to_load_without_a_key_and_says_which(tmp_path, ke
     del data["kata"][0][key]
     [(kata, what)] = catalogue.problems(data)
     assert kata == "softmax" and what.startswith(f"has no `{key}`")
+
+
+def test_a_follow_up_without_a_model_answer_is_named(tmp_path):
+    for folder in ("katas", "solutions", "graders"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "katas" / "catalogue.toml").write_text(
+        '[[kata]]\nname = "mini"\ntitle = "Mini"\ngroup = "block"\ndifficulty = "easy"\nminutes = 5\n'
+        'hints = ["a", "b"]\n\n[[kata.follow_ups]]\nquestion = "Why?"\n\n'
+        '[[kata.follow_ups]]\nquestion = "How many?"\nanswer = "Four."\nnumber = 4\n')
+    faults = _faults(tmp_path)
+    assert "mini: its follow-up 1 has no model answer (a [[kata.follow_ups]] table with `answer`)" in faults
+    assert "mini: its follow-up 2 is answered with a number but has no `unit` to ask for it in" in faults

@@ -53,7 +53,7 @@ def test_a_mock_interview_from_start_to_report(kenv):
     assert f"{names[1]} still fails:\n    - rows sum to 1\n    - agrees with the reference" in out
     assert "Follow-up questions to answer aloud" in out
     for n in names:
-        assert catalogue.get(n).follow_ups[0][:30] in out.replace("\n     ", " ")
+        assert catalogue.get(n).follow_ups[0].question[:30] in out.replace("\n     ", " ")
 
     # It is over: hints work again, history shows mock attempts, files are kept.
     assert kenv.run("hint", names[0]).exit_code == 0

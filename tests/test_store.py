@@ -33,7 +33,7 @@ def test_new_store_has_schema_version_application_id_and_wal(tmp_path):
     assert s.one("PRAGMA application_id")[0] == store_mod.APPLICATION_ID
     assert s.one("PRAGMA journal_mode")[0] == "wal"
     tables = {r[0] for r in s.all("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"attempts", "gradings", "events", "mocks", "set_aside"}
+    assert tables == {"attempts", "gradings", "events", "mocks", "ratings", "set_aside"}
     s.close()
     again = fresh_store(tmp_path)  # reopening keeps it
     assert again.one("PRAGMA user_version")[0] == store_mod.SCHEMA_VERSION
@@ -88,15 +88,23 @@ def test_a_damaged_database_is_set_aside(tmp_path):
     assert s.one("SELECT count(*) FROM attempts")[0] == 0
 
 
+def _schema_3() -> str:
+    """The schema as version 3 had it: no strict interviews, no ratings of follow-up questions."""
+    v4 = store_mod.SCHEMA
+    strict = v4.index(",\n    strict ")
+    v3 = v4[:strict] + v4[v4.index("\n);", strict):]
+    return v3[:v3.index("CREATE TABLE ratings")] + v3[v3.index("CREATE TABLE set_aside"):]
+
+
 def _schema_2() -> str:
     """The schema as version 2 had it: the gradings in a table `checks`, their command in `source`."""
-    v2 = store_mod.SCHEMA.replace("CREATE TABLE gradings (", "CREATE TABLE checks (")
+    v2 = _schema_3().replace("CREATE TABLE gradings (", "CREATE TABLE checks (")
     v2 = v2.replace("    command         TEXT NOT NULL,", "    source          TEXT NOT NULL,")
     return v2.replace("CREATE INDEX gradings_by_attempt ON gradings(", "CREATE INDEX checks_by_attempt ON checks(")
 
 
 def _old_database(tmp_path, version: int) -> None:
-    schema = _schema_2()
+    schema = _schema_3() if version == 3 else _schema_2()
     if version == 1:
         schema = schema[:schema.index("CREATE TABLE set_aside")]
         schema = schema.replace("    seeded      INTEGER NOT NULL DEFAULT 1,  -- 1: picked by --seed alone; 0: by need\n", "")
@@ -106,7 +114,8 @@ def _old_database(tmp_path, version: int) -> None:
     con.execute("INSERT INTO mocks (started_at, budget, seed, clock, state) "
                 "VALUES (0, 60, 7, 'stopped', 'ended')")
     add_attempt(con)
-    con.execute("INSERT INTO checks (attempt_id, at, clock, source, passed, not_implemented, "
+    table, column = ("gradings", "command") if version == 3 else ("checks", "source")
+    con.execute(f"INSERT INTO {table} (attempt_id, at, clock, {column}, passed, not_implemented, "
                 "n_passed, n_total, code, report) VALUES (1, 0, 0, 'watch', 0, 1, 0, 1, 'x = 1', '{}')")
     con.execute(f"PRAGMA application_id = {store_mod.APPLICATION_ID}")
     con.execute(f"PRAGMA user_version = {version}")
@@ -114,7 +123,7 @@ def _old_database(tmp_path, version: int) -> None:
     con.close()
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_an_older_database_is_upgraded_in_place_and_loses_nothing(tmp_path, version):
     _old_database(tmp_path, version)
     warnings = []
@@ -125,6 +134,11 @@ def test_an_older_database_is_upgraded_in_place_and_loses_nothing(tmp_path, vers
     assert (row["command"], row["code"]) == ("watch", "x = 1")  # the grading, renamed, with its text row
     assert s.one("SELECT count(*) FROM set_aside")[0] == 0
     assert s.one("SELECT count(*) FROM sqlite_master WHERE name = 'checks'")[0] == 0
+    assert s.one("SELECT strict FROM mocks")[0] == 0  # the interviews before strict ones were not
+    assert s.one("SELECT count(*) FROM ratings")[0] == 0
+    for table in ("mocks", "ratings"):
+        columns = {r[1] for r in s.all(f"PRAGMA table_info({table})")}
+        assert columns == {r[1] for r in fresh_store(tmp_path / "new").all(f"PRAGMA table_info({table})")}
 
 
 def test_a_database_from_a_newer_version_is_refused_not_set_aside(tmp_path):

@@ -1,0 +1,56 @@
+"""The `kata dev` commands, for the repository's own katas: check that every one is whole,
+or write the files of a new one (the work is in practice.dev and practice.dev_new). kata.py
+adds the group to the command line; like its commands, these load what they need when run.
+"""
+from __future__ import annotations
+
+import click
+
+from practice.cli import out
+
+
+@click.group("dev")
+def dev_group():
+    """Check the repository's katas whole, or start a new one."""
+
+
+@dev_group.command("check")
+def dev_check_command():
+    """Check that every kata is whole; exit 1 naming each kata and fault.
+
+    Reads the catalogue against its schema, every kata's files (stub, reference, grader,
+    domain, known bugs, alternatives) and nothing orphaned, every follow-up with a model
+    answer, stub and reference agreeing, no trap phrase in a stub, the README's table, each
+    grader's plain agreement check and each domain's coverage of the explorer's dimensions.
+    Grades nothing.
+    """
+    from practice import catalogue, dev
+
+    faults = dev.check(catalogue.ROOT)
+    for f in faults:
+        out(f"{f.kata}: {f.what}")
+    katas = len({f.kata for f in faults})
+    out(f"{len(faults)} fault{'s' * (len(faults) != 1)} in {katas} place{'s' * (katas != 1)}" if faults
+        else f"every kata is whole ({len(catalogue.names())} katas)")
+    click.get_current_context().exit(1 if faults else 0)
+
+
+@dev_group.command("new")
+@click.argument("name")
+@click.option("--title", help="The kata's title (default: from its name).")
+@click.option("--minutes", type=click.IntRange(1, 24 * 60), default=20, show_default=True,
+              help="Its time budget.")
+def dev_new_command(name, title, minutes):
+    """Write every file a new kata needs, from templates.
+
+    The stub, the reference, the grader, the domain, the known bugs, two alternative
+    answers and a catalogue entry, each marked where it must be filled in; no file is
+    replaced. `kata dev check` then says what is left to do.
+    """
+    from practice import catalogue, dev_new, paths
+
+    if not name.isidentifier() or name != name.lower():
+        raise click.UsageError(f"{name!r} is not a kata name: lower case letters, digits and _")
+    for path in dev_new.new(catalogue.ROOT, name, title, minutes):
+        out(f"wrote {paths.shown(path)}")
+    out(f"Next: `kata dev check` lists what {name} still needs.")

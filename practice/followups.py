@@ -1,0 +1,203 @@
+"""Follow-up questions at the prompt: a round of a kata's questions, a number checked against
+the catalogue, and how each was answered (knew it, partly, missed) recorded for the schedule.
+
+A round reads one line of standard input per question. A question answered with a number
+takes the number ("131072", "131,072", "14.96", "3.4e10"), checked exactly or within the
+question's tolerance: right is "knew", wrong is "missed". Any question takes a rating of the
+answer given aloud: k (knew it), p (partly) or m (missed). Enter skips a question and records
+nothing; the end of input ends the asking, and the questions left are printed unasked.
+Prompts go to standard error, so standard output holds the questions, each verdict and (with
+`answers`) the model answers. Nothing is read from a terminal whose output goes elsewhere
+(`kata followups NAME | less`): no one would see the question.
+"""
+from __future__ import annotations
+
+import sys
+import textwrap
+from dataclasses import dataclass
+from fractions import Fraction
+
+from rich.text import Text
+
+from practice import catalogue, clock, records, term
+
+RATINGS = {"k": "knew", "knew": "knew", "knew it": "knew", "p": "partly", "partly": "partly",
+           "m": "missed", "missed": "missed"}
+SAID = {"knew": "knew it", "partly": "partly", "missed": "missed"}
+INVITE = ("Say each answer aloud, then rate it: k (knew it), p (partly), m (missed); a question "
+          "that asks for a number takes the number. Enter skips one.")
+
+
+@dataclass(frozen=True)
+class Rated:
+    """How one question of a round was answered."""
+    index: int                         # its place among the kata's follow-ups, from 1
+    rating: str                        # knew | partly | missed
+    answer: str | None = None          # the number typed, when one was
+
+
+class _End(Exception):
+    """The end of standard input: stop asking."""
+
+
+def number(text: str) -> Fraction | None:
+    """The number written in `text`, exactly (thousands separators allowed); None if none."""
+    try:
+        return Fraction(text.strip().replace(",", "").replace("_", ""))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def right(f: catalogue.FollowUp, given: Fraction) -> bool:
+    """Whether `given` answers the numeric follow-up `f`: exactly, or within its tolerance."""
+    return abs(given - _exact(f.number)) <= _exact(f.tolerance)
+
+
+def _exact(x) -> Fraction:
+    return Fraction(str(x))  # 0.005 as the catalogue writes it, not its nearest binary float
+
+
+def can_ask() -> bool:
+    """Whether to read answers: from a pipe or a file, yes; from a terminal, only when the
+    questions go to a terminal too."""
+    stdin = sys.stdin
+    try:
+        return stdin is not None and (not stdin.isatty() or sys.stdout.isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def _read(prompt: str) -> str:
+    """One line typed after `prompt`; _End at the end of input. Ctrl-C is left to the
+    command (it exits 130)."""
+    sys.stdout.flush()  # the question first, wherever the two streams go
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not sys.stdin.isatty():  # no one typed it: show it, so what is written reads in order
+        sys.stderr.write(line if line.endswith("\n") else line + "\n")
+    if not line:
+        raise _End
+    return line.strip()
+
+
+def practise(p, k: catalogue.Kata, answers: bool = False) -> list[Rated]:
+    """`kata followups NAME`: the heading, the round, and what was recorded."""
+    term.out(term.wrap(f"Follow-up questions on {k.name}: {k.title}", style="bold"))
+    if can_ask():
+        term.out(term.wrap(INVITE, style="dim"))
+    if answers and not p.store.readonly:
+        with p.store.tx() as s:
+            records.add_event(s, "answers", k.name)  # model answers shown, as `kata solution` is
+    rated = ask(p, k, answers)
+    if rated:
+        term.out(summary(k, rated))
+    return rated
+
+
+def after_interview(p, report) -> None:
+    """The follow-up questions of every question of a mock interview that has just ended,
+    asked one at a time, each rating recorded with the interview (`report`: practice.mock's
+    MockReport)."""
+    term.out("", Text("Follow-up questions to answer aloud:", style="bold"))
+    if can_ask():
+        term.out(term.wrap(INVITE, style="dim"))
+    for q in report.questions:
+        if len(report.questions) > 1:
+            term.out(f"  {q.kata.name}:")
+        rated = ask(p, q.kata, mock_id=report.mock["id"])
+        if rated:
+            term.out(summary(q.kata, rated))
+
+
+def ask(p, k: catalogue.Kata, answers: bool = False, mock_id: int | None = None) -> list[Rated]:
+    """Ask `k`'s follow-up questions one at a time and record each rating given (with the
+    mock interview they follow, if any); with `answers`, each model answer after its
+    question. The ratings given."""
+    started, asking, rated = clock.now(), can_ask(), []
+    record = not p.store.readonly
+    if asking and not record:
+        term.out("note: the work folder is read-only, so your ratings are not recorded", err=True)
+    for i, f in enumerate(k.follow_ups, 1):
+        term.out(question(i, f))
+        got = None
+        try:
+            got = _answer(i, f) if asking else None
+        except _End:
+            asking = False
+        if got:
+            rated.append(got)
+            term.out(_verdict(f, got, k.name, answers))
+            if record:
+                with p.store.tx() as s:
+                    records.insert_rating(s, clock.now(), started, k.name, i, f.question,
+                                          got.rating, got.answer, mock_id)
+        if answers:
+            term.out(model_answer(f))
+    return rated
+
+
+def _answer(i: int, f: catalogue.FollowUp) -> Rated | None:
+    """The answer to one question as typed: a number, a rating or nothing (Enter)."""
+    asked = (f"     Your answer, in {f.unit} (or k, p, m; Enter skips): " if f.numeric else
+             "     Said aloud? knew it (k), partly (p) or missed (m); Enter skips: ")
+    while True:
+        typed = _read(asked)
+        if not typed:
+            return None
+        if typed.lower() in RATINGS:
+            return Rated(i, RATINGS[typed.lower()])
+        given = number(typed) if f.numeric else None
+        if given is not None:
+            return Rated(i, "knew" if right(f, given) else "missed", typed)
+        asked = ("     A number, please (or k, p, m; Enter skips): " if f.numeric else
+                 "     k, p or m, please (Enter skips): ")
+
+
+def _verdict(f: catalogue.FollowUp, got: Rated, kata: str, answers: bool) -> Text:
+    if got.answer is None:
+        return _prose(f"Recorded: {SAID[got.rating]}.")
+    if got.rating == "knew":
+        return _prose(f"Right: {figure(f)}.", "Right", "bold green")
+    later = "" if answers else f" (`kata followups {kata} --answers` shows the answer)"
+    return _prose(f"Not right: {got.answer} is not the answer; recorded as missed{later}.",
+                  "Not right", "bold red")
+
+
+def _prose(text: str, lead: str = "", style: str = "", pad: str = "     ") -> Text:
+    """A sentence under its question, wrapped; its first words (`lead`) in `style`."""
+    out = Text(textwrap.fill(text, width=min(88, term.width()), initial_indent=pad,
+                             subsequent_indent=pad, break_on_hyphens=False))
+    out.stylize(style, len(pad), len(pad) + len(lead))
+    return out
+
+
+def question(i: int, f: catalogue.FollowUp, indent: int = 2) -> Text:
+    """'  1. The question...', wrapped, and for a question answered with a number, in what."""
+    pad = " " * indent
+    text = Text(textwrap.fill(f.question, width=min(88, term.width()), initial_indent=f"{pad}{i}. ",
+                              subsequent_indent=pad + "   ", break_on_hyphens=False))
+    if f.numeric:
+        unit = _prose(f"(a number: {f.unit})", pad=pad + "   ")
+        unit.stylize("dim")
+        text += Text("\n") + unit
+    return text
+
+
+def model_answer(f: catalogue.FollowUp, indent: int = 5) -> Text:
+    return _prose("Model answer: " + (f.answer or "(none yet)"), "Model answer:", "green",
+                  " " * indent)
+
+
+def figure(f: catalogue.FollowUp) -> str:
+    """The answer of a numeric follow-up as said: '131,072 bytes per token', '4.2 times ...'."""
+    tolerance = f" (answers within {f.tolerance:g} count)" if f.tolerance else ""
+    return f"{f.number:,} {f.unit}{tolerance}"
+
+
+def summary(k: catalogue.Kata, rated: list[Rated]) -> Text:
+    """One line on a round: how many were rated, and how."""
+    counts = {r: sum(1 for x in rated if x.rating == r) for r in SAID}
+    said = ", ".join(f"{SAID[r]} {n}" for r, n in counts.items() if n)
+    return _prose(f"Rated {len(rated)} of {len(k.follow_ups)} follow-ups of {k.name}: {said}. "
+                  "`kata progress` lists the weakest.", pad="")

@@ -1,0 +1,63 @@
+"""`kata progress` as rich Text: readiness per group of the path, a small chart of each
+kata's time to pass, the weakest katas and follow-ups, and what is due (the figures come
+from practice.progress)."""
+from __future__ import annotations
+
+from rich.text import Text
+
+from practice import catalogue, clock, render, render_history, schedule, term
+from practice.progress import LAST
+
+
+def progress(fig: dict) -> Text:
+    t = clock.now()
+    lines: list[Text | str] = [
+        Text("Readiness by group of the path", style="bold"),
+        term.wrap(f"(passed within budget: in time and without the solution; bars: time to pass "
+                  f"against the budget over the last {LAST} attempts, "
+                  f"{render_history.failed_mark()} not passed)", style="dim")]
+    for g in fig["groups"]:
+        lines += ["", Text(f"{g['group']}: {g['passed_within_budget']} of {g['total']} passed "
+                           "within budget", style="bold"),
+                  term.columns([_row(r) for r in g["katas"]], squeeze={2: 12})]
+    lines += ["", Text("Weakest katas", style="bold")]
+    lines.append(term.columns([["  " + w["kata"], w["reason"]] for w in fig["weakest_katas"]],
+                              squeeze={1: 12})
+                 if fig["weakest_katas"] else term.wrap("none: every kata tried last went well",
+                                                        indent="  "))
+    lines += ["", Text("Weakest follow-up questions", style="bold")]
+    if fig["weakest_follow_ups"]:
+        rows = [[f"  {w['kata']} {w['question']}", w["rating"], w["text"]]
+                for w in fig["weakest_follow_ups"]]
+        lines.append(term.columns(rows, squeeze={2: 16}))
+    else:
+        lines.append(term.wrap("none rated missed or partly (`kata followups NAME` asks a kata's)",
+                               indent="  "))
+    lines += ["", Text("Due for review", style="bold"), _due(fig, t)]
+    return term.join(lines)
+
+
+def _row(r: dict) -> list:
+    k = catalogue.get(r["kata"])
+    if not r["attempts"]:
+        said = "not tried"
+    elif r["best"] is None:
+        said = f"not passed yet ({render.plural(r['attempts'], 'attempt')})"
+    else:
+        said = f"best {clock.fmt(r['best'])} of {k.minutes} min" + (
+            "" if r["passed_within_budget"] else ", never within budget")
+    return ["  " + r["kata"], render_history.spark(r["last"]) if r["last"] else Text("-"), said]
+
+
+def _due(fig: dict, t: float) -> Text:
+    if fig["due"]:
+        rows = [["  " + d["kata"], "due now" if not d["overdue_days"] else
+                 f"overdue by {render.plural(d['overdue_days'], 'day')}", d["reason"]]
+                for d in fig["due"]]
+        return term.columns(rows, squeeze={2: 12})
+    nxt = fig["next_due"]
+    if nxt is None:
+        return term.wrap("nothing yet: a kata comes due once an attempt at it ends", indent="  ")
+    due = schedule.Due(nxt["kata"], True, nxt["due_at"], 0.0, nxt["reason"])
+    return term.wrap(f"nothing due now; next: {nxt['kata']} {render_history.due_text(due, t)} "
+                     f"({nxt['reason']})", indent="  ")
