@@ -57,14 +57,6 @@ class KataGroup(click.Group):
         except SystemExit as e:
             leave(e.code)
 
-    def invoke(self, ctx):
-        """An interrupted command (Ctrl-C) exits 130, without a traceback or "Aborted!"."""
-        try:
-            return super().invoke(ctx)
-        except KeyboardInterrupt:
-            click.echo(err=True)
-            raise click.exceptions.Exit(130) from None
-
 
 @click.group(cls=KataGroup, context_settings=CONTEXT)
 @click.version_option(package_name="attention-katas", message="%(prog)s %(version)s")

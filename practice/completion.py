@@ -15,7 +15,7 @@ import sys
 # The commands whose first argument is a kata's name (tests/test_completion.py holds this
 # to kata.py's commands).
 NAME_FIRST = ("start", "check", "watch", "submit", "pause", "resume", "hint", "solution",
-              "compare", "history", "reset")
+              "compare", "history", "reset", "followups")
 CATALOGUE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                          "katas", "catalogue.toml")
 
