@@ -70,6 +70,12 @@ BUGS = [
         "np.ones((t_q, t_k)) is float64, so the mask is a float array: pass dtype=bool (a float array "
         "cannot index `scores[..., mask]`, and `~mask` fails on it)",
         edited(BASE_INDEXED, (", dtype=bool", ""))),
+    # kimiyoung/transformer-xl#115 (the mask built with .byte()); huggingface/transformers PR #21384
+    Bug("uint8_mask", "mask_dtype_and_shape",
+        "the mask is built as uint8 (the old PyTorch ByteTensor habit), not bool: np.where still reads it, but "
+        "`~mask` on uint8 is a bitwise not (254 and 255, both true), so a caller that inverts it blocks "
+        "everything; pass dtype=bool",
+        edited(BASE, ("np.ones((t_q, t_k), dtype=bool)", "np.ones((t_q, t_k), dtype=np.uint8)"))),
     Bug("t_k_none_unhandled", "square",
         "t_k=None is passed on as it is: when t_k is omitted, set t_k = t_q first",
         edited(BASE, ("    if t_k is None:\n        t_k = t_q\n    if t_q > t_k:",
@@ -87,6 +93,11 @@ BUGS = [
         "-1e9 is not -inf: exp(-1e9 - max) is 0 only while the scores are small, and a row with "
         "every entry masked turns into a uniform row instead of failing loudly",
         edited(BASE, ("-np.inf, scores)", "-1e9, scores)"))),
+    # lucidrains/memory-compressed-attention#2 (-float('-inf') in the causal mask, fixed in 49d2e74)
+    Bug("plus_inf_fill", "blocked_are_minus_inf",
+        "the blocked scores are set to -float('-inf'), which is +inf: a softmax of the row is then NaN (or all "
+        "its weight goes to the future); the fill is -inf, float('-inf') or -np.inf, with one minus sign",
+        edited(BASE, ("-np.inf, scores)", "-float('-inf'), scores)"))),
     Bug("dtype_min", "blocked_are_minus_inf",
         "np.finfo(dtype).min is the most negative finite number, not -inf: the contract asks for -inf, "
         "which gives exactly 0 after exp whatever the other scores are",
@@ -180,4 +191,11 @@ NEAR_MISSES = [
     Bug("float32_min_for_every_dtype", "blocked_are_minus_inf",
         "blocked scores are set to np.finfo(np.float32).min whatever the scores' dtype: a finite number, not -inf",
         edited(BASE, ("-np.inf, scores)", "np.finfo(np.float32).min, scores)"))),
+    # torch generate_square_subsequent_mask (mask.float().masked_fill(mask == 0, float('-inf')), ...)
+    Bug("additive_float_mask", "mask_dtype_and_shape",
+        "causal_mask returns the additive float mask (-inf where blocked, 0 elsewhere) instead of the bool mask: "
+        "np.where still reads it, but the contract's mask is True where blocked; the -inf belongs in "
+        "apply_causal_mask",
+        edited(BASE, (f"    return np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}\n",
+                      f"    return np.where(np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}, -np.inf, 0.0)\n"))),
 ]

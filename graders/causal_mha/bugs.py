@@ -154,6 +154,11 @@ BUGS = [
         "the maximum subtracted before exp is that of the whole array, not of each row: rows far below "
         "it underflow to 0 / 0; use scores.max(axis=-1, keepdims=True)",
         edited(BASE, ("scores.max(axis=-1, keepdims=True)", "scores.max()"))),
+    # lucidrains/memory-compressed-attention#2 (-float('-inf') in the causal mask, fixed in 49d2e74)
+    Bug("plus_inf_fill", "causal",
+        "the future is filled with -float('-inf'), which is +inf: the row max is then inf and every row with a "
+        "future is NaN; the fill is -inf, with one minus sign",
+        edited(BASE, ("np.where(mask, -np.inf, scores)", "np.where(mask, -float('-inf'), scores)"))),
     Bug("additive_mask_minus_1e4", "huge_scores",
         "the future is masked by adding -1e4 (the old additive-mask habit): once scores are of order 1e4 "
         "a masked score can still beat the allowed ones; set the future to -inf",
@@ -203,6 +208,27 @@ BUGS = [
                       "    W_o_heads = W_o.reshape(n_heads, d_head, d_model)     # the rows of W_o each head feeds\n"
                       "    per_head = (w @ v) @ W_o_heads                        # (B, n_heads, T, d_model)\n"
                       "    return per_head.mean(axis=1), w\n"))),
+    # pytorch/pytorch#122959 ("I forgot to set batch_first=True"); jadore801120/attention-is-all-you-need-pytorch#179
+    Bug("seq_first_layout", "batch_independence",
+        "x is read as (T, B, d_model), nn.MultiheadAttention's default batch_first=False: every reshape then cuts "
+        "the array at the wrong sizes, mixing the positions of different sequences, and y comes back (T, B, "
+        "d_model); here x is (B, T, d_model)",
+        edited(BASE, ("    B, T, d_model = x.shape\n", "    T, B, d_model = x.shape\n"))),
+    # PyTorch forum "Understanding nn.MultiheadAttention" (q @ k.T / sqrt(embed_dim // num_heads), no split)
+    Bug("heads_never_split", "agrees",
+        "the heads are never split: one attention runs over all d_model features (while the scale is still "
+        "sqrt(d_head)); reshape q, k and v to (B, n_heads, T, d_head) so that each head has its own weights",
+        edited(BASE, ("        return t.reshape(B, T, n_heads, d_head).transpose(0, 2, 1, 3)\n",
+                      "        return t[:, None]\n"))),
+    # torch nn.MultiheadAttention(average_attn_weights=True), the default
+    Bug("weights_averaged_over_heads", "shapes",
+        "the weights are averaged over the heads before they are returned (nn.MultiheadAttention's "
+        "average_attn_weights=True): the contract returns each head's, (B, n_heads, T, T)",
+        edited(BASE, ("    return out @ W_o, w\n", "    return out @ W_o, w.mean(axis=1)\n"))),
+    # mentords.ru MHA interview trainer, "Typical mistakes": "Forget output projection"
+    Bug("output_projection_missing", "agrees",
+        "the merged heads are returned without the output projection: y = merged @ W_o",
+        edited(BASE, ("    return out @ W_o, w\n", "    return out, w\n"))),
     # --- sizes: nanoGPT's habit of a mask precomputed for block_size positions
     Bug("mask_table_1024", "long_sequence",
         "the mask is sliced from a table precomputed at a fixed size (nanoGPT's block_size habit), which a "

@@ -106,6 +106,15 @@ BUGS = [
         "n_heads // n_kv_heads, which equals n_kv_heads only when n_heads == n_kv_heads ** 2",
         edited(BASE, (REPEAT, "    kv_of = np.arange(n_heads) // n_kv_heads\n"
                               "    k = k[:, kv_of]\n    v = v[:, kv_of]\n"))),
+    # PrimeIntellect-ai/prime-rl PR #2681 (repeat_interleave on dim 1 of (batch, seq, heads, dim))
+    Bug("repeat_on_sequence_axis", "grouping",
+        "the KV heads are repeated along axis 1 while k and v are still (B, T, n_kv_heads, d_head), so it is the "
+        "positions that are repeated, not the heads; repeat along the head axis, after the transpose",
+        edited(BASE, ("k = (x @ W_k).reshape(B, T, n_kv_heads, d_head).transpose(0, 2, 1, 3)",
+                      "k = np.repeat((x @ W_k).reshape(B, T, n_kv_heads, d_head), group, axis=1).transpose(0, 2, 1, 3)"),
+               ("v = (x @ W_v).reshape(B, T, n_kv_heads, d_head).transpose(0, 2, 1, 3)",
+                "v = np.repeat((x @ W_v).reshape(B, T, n_kv_heads, d_head), group, axis=1).transpose(0, 2, 1, 3)"),
+               (REPEAT, ""))),
     Bug("kv_split_with_n_heads", "multi_query",
         "keys and values were split into n_heads heads like the queries; they have only n_kv_heads heads "
         "of width d_head, shared out afterwards",
@@ -184,6 +193,11 @@ BUGS = [
     Bug("kv_cache_one_layer", "cache_figures",
         "every layer keeps its own keys and values: multiply by n_layers",
         edited(BASE, (KV_CACHE, "    return 2 * n_kv_heads * d_head * bytes_per_value * n_tokens\n"))),
+    # rohitg00/ai-engineering-from-scratch PR #57 ("2 * 128 * 2 = 512 bytes is per *head*, not per layer")
+    Bug("kv_cache_ignores_kv_heads", "cache_figures",
+        "the size per token leaves out n_kv_heads, as if each layer kept one head: every KV head stores its own "
+        "d_head keys and values, so multiply by n_kv_heads",
+        edited(BASE, (KV_CACHE, "    return 2 * n_layers * d_head * bytes_per_value * n_tokens\n"))),
     Bug("kv_cache_in_bits", "cache_figures",
         "the count is in bits (times 8); the function returns bytes, and bytes_per_value already says "
         "how many bytes a number takes",
@@ -271,4 +285,8 @@ NEAR_MISSES = [
         "-1e4 is added to the future scores (the additive-mask habit) rather than filled in: the masked "
         "scores keep their spread, and one can still beat a visible score below -1e4",
         edited(BASE, ("np.where(mask, -np.inf, scores)", "scores - 1e4 * mask"))),
+    # huggingface/blog#2345 (the Llama 3.1 KV-cache table printed in GB)
+    Bug("kv_cache_in_gib", "cache_figures",
+        "the result was converted to GiB (divided by 2**30); the function returns bytes",
+        edited(BASE, ("bytes_per_value * n_tokens\n", "bytes_per_value * n_tokens / 2**30\n"))),
 ]

@@ -83,6 +83,17 @@ BUGS = [
         "the square root is missing: dividing by the mean of squares (not its root) leaves the result "
         "proportional to 1/|x|",
         edited(BASE, ("np.sqrt(", "("))),
+    # rasbt/LLMs-from-scratch#871 (x * torch.rsqrt(...) read as x * sqrt); hw-native-sys/pypto-lib PR #111
+    Bug("multiplies_by_rms", "unit_rms",
+        "x is multiplied by the RMS instead of divided by it (rsqrt, the reciprocal, read as sqrt): "
+        "x / sqrt(mean(x**2) + eps), or x * rsqrt(...) with rsqrt = 1 / sqrt",
+        edited(BASE, (RETURN, "    return x * rms * weight\n"))),
+    # ggml-org/llama.cpp PR #1925 ("accidentally added a second instance of RMS norm")
+    Bug("normalised_twice", "weight_per_feature",
+        "the RMS norm is applied twice, the second time to the already weighted result: that changes nothing "
+        "only when every weight is 1; normalise once, then multiply by weight",
+        edited(BASE, (RETURN, "    y = x / rms * weight\n"
+                              "    return y / np.sqrt(np.mean(y ** 2, axis=-1, keepdims=True) + eps) * weight\n"))),
     Bug("weight_not_applied", "weight_per_feature",
         "the learned weight is never multiplied in: normalise, then scale feature j by weight[j]",
         edited(BASE, (" * weight", ""))),
@@ -103,6 +114,19 @@ BUGS = [
         "eps is a floor under the RMS, x / max(sqrt(mean(x**2)), eps) (the habit of normalising by a norm "
         "clamped at eps), not a term under the root: x / sqrt(mean(x**2) + eps)",
         edited(BASE, (f"np.sqrt({MEAN_SQUARE} + eps)", f"np.maximum(np.sqrt({MEAN_SQUARE}), eps)"))),
+    # jingyaogong/minimind#301 (x.pow(2) before x.float()); pytorch/pytorch PR #133085 (pow(input, 2) overflows)
+    Bug("mean_square_in_float32", "explored",
+        "the squares are taken in float32 whatever x's dtype: float64 input loses its precision, squares of "
+        "magnitudes past about 1.8e19 overflow to inf (the output is then 0) and those below about 1e-23 "
+        "underflow to 0; take the mean of squares in x's own precision (or float64)",
+        edited(BASE, (MEAN_SQUARE, "np.mean(x.astype(np.float32) ** 2, axis=-1, keepdims=True)"))),
+    # apple/coremltools PR #2822 ("adds eps after the rescale ... 0/0 -> NaN on all-zero rows")
+    Bug("eps_after_max_rescale", "extremes",
+        "each vector is first divided by its largest magnitude (to keep the squares from overflowing) and eps "
+        "is added after that rescale: the effective eps becomes eps * max|x|**2, and an all-zero vector is "
+        "0 / 0 = NaN; eps goes under the root of the mean square of x itself",
+        edited(BASE, (RMS, "    m = np.abs(x).max(axis=-1, keepdims=True)\n"
+                           "    rms = np.sqrt(np.mean((x / m) ** 2, axis=-1, keepdims=True) + eps) * m\n"))),
     # ------------------------------------------------------------------ input layouts
     Bug("writes_through_reshape", "inputs_unchanged",
         "the vectors are divided in place through x.reshape(-1, d), which is a view of a C-ordered x, so the "
@@ -164,4 +188,9 @@ NEAR_MISSES = [
                (RETURN, "    out = _OUT.setdefault((x.size, x.dtype), np.empty(x.size, dtype=x.dtype)).reshape(x.shape)\n"
                         "    np.multiply(x / rms, weight, out=out)\n"
                         "    return out\n")), stateful=True),
+    # pytorch/pytorch PR #142848 (nn.RMSNorm(eps=None) uses torch.finfo(x.dtype).eps)
+    Bug("eps_from_dtype", "eps_inside",
+        "eps is np.finfo(x.dtype).eps (nn.RMSNorm's default when eps is None) whatever the caller passes; "
+        "use the eps argument",
+        edited(BASE, (" + eps)", " + np.finfo(x.dtype).eps)"))),
 ]

@@ -93,6 +93,14 @@ BUGS = [
         "the cos/sin table is built for positions 0..T-1 and then indexed by `positions`: positions are "
         "any ints (with a cache, far beyond T), so build the angles from the positions themselves",
         edited(BASE, ("np.outer(positions, freqs)", "np.outer(np.arange(T), freqs)[positions]"))),
+    # asyml/texar-pytorch PR #83 (the sinusoid table reworked "to support negative positions")
+    Bug("negative_positions_wrap", "explored",
+        "the angles are read from a table of positions 0 up to the largest one asked, indexed by `positions`: "
+        "a negative position counts from the table's end (-1 is silently rotated as the largest position, and "
+        "one below minus the table's length raises IndexError); "
+        "compute the angles from the positions themselves, np.outer(positions, freqs)",
+        edited(BASE, ("np.outer(positions, freqs)",
+                      "np.outer(np.arange(max(T, np.max(positions) + 1)), freqs)[positions]"))),
     Bug("positions_from_one", "position_zero",
         "the default positions start at 1 (np.arange(1, T + 1)): the first token sits at position 0, "
         "and a rotation by angle 0 leaves it unchanged",
@@ -209,4 +217,16 @@ NEAR_MISSES = [
         "the exponents are np.linspace(0, 1, d/2), i/(d/2 - 1), where they are 2i/d: the last pair turns at "
         "1/base per position instead of base ** (-(d-2)/d)",
         edited(BASE, ("-2.0 * np.arange(half) / d", "-np.linspace(0, 1, half)"))),
+    # vllm-project/vllm#5984 (JunnYu/RoFormer_pytorch apply_rotary: pairs taken interleaved, written as halves)
+    Bug("interleaved_pairs_half_output", "pairing",
+        "the features are paired with their neighbours (x[2i], x[2i+1]) but the rotated pairs are written back "
+        "as two halves: both which features are paired and where they land differ from the half-split pairing",
+        edited(BASE, ("x1, x2 = x[..., :half], x[..., half:]", "x1, x2 = x[..., 0::2], x[..., 1::2]"))),
+    # hustvl/ControlAR#18 (a table with 257 leading zero-angle rows sliced [:256]: no positional encoding)
+    Bug("angle_table_offset", "agrees",
+        "the angles are read from a table whose first rows are all zero (rows kept for other tokens) and "
+        "sliced from its start, so every position gets angle 0 and x comes back unrotated",
+        edited(BASE, ("    angles = np.outer(positions, freqs)\n",
+                      "    angles = np.concatenate([np.zeros((len(positions), half)), np.outer(positions, freqs)])"
+                      "[:len(positions)]\n"))),
 ]

@@ -52,6 +52,13 @@ BUGS = [
         "the scores are divided by d_k instead of sqrt(d_k): the variance of a dot product is d_k, so its "
         "standard deviation, the thing to divide by, is sqrt(d_k)",
         edited(BASE, ("d_k ** 0.5", "d_k"))),
+    # FrancescoSaverioZuppichini/ViT#2 (att = F.softmax(energy, dim=-1) * self.scaling, fixed 2023)
+    Bug("scale_after_softmax", "rows_sum_to_one",
+        "the weights are multiplied by 1/sqrt(d_k) after the softmax instead of the scores before it: the rows "
+        "sum to 1/sqrt(d_k) and the softmax sees unscaled scores; divide the scores, then take the softmax",
+        edited(BASE, ("q @ k.T / d_k ** 0.5", "q @ k.T"),
+               ("    w = e / e.sum(axis=-1, keepdims=True)\n",
+                "    w = e / e.sum(axis=-1, keepdims=True) / d_k ** 0.5\n"))),
     # ------------------------------------------------------------------ the softmax
     Bug("softmax_over_queries", "rows_sum_to_one",
         "the softmax runs over axis 0, so each column (key) sums to 1; it must run over the last axis, "
@@ -105,6 +112,11 @@ BUGS = [
         "the scores are multiplied by a 0/1 lower triangle, which makes the future scores 0, not -inf, and "
         "exp(0) is not 0: use np.where(mask, -np.inf, scores)",
         edited(BASE, (FUTURE, "scores * np.tril(np.ones((T, T)))"))),
+    # lucidrains/memory-compressed-attention#2 (-float('-inf') in the causal mask, fixed in 49d2e74)
+    Bug("plus_inf_fill", "causal",
+        "the future is filled with -float('-inf'), which is +inf: the row max is then inf and every row with a "
+        "future is NaN; the fill is -inf, with one minus sign",
+        edited(BASE, ("-np.inf, scores)", "-float('-inf'), scores)"))),
     Bug("mask_fill_minus_1e4", "huge_scores",
         "the future is filled with -10000 rather than -inf: when a row's real scores are below -1e4 the "
         "'masked' future wins the softmax; use -inf",
@@ -126,9 +138,24 @@ BUGS = [
         "out is weights.T @ v: row i of out then mixes the values by column i of the weights, which "
         "reaches into the future; out = weights @ v",
         edited(BASE, (RETURN, "return w.T @ v, w"))),
+    # rasbt LLMs-from-scratch ch. 3.3.1 (the context vector as a weighted sum of the inputs)
+    Bug("values_not_projected", "agrees",
+        "the weights mix the inputs x instead of the values v = x @ W_v (the weightless tutorial step): "
+        "out = weights @ v",
+        edited(BASE, (RETURN, "return w @ x, w"))),
+    # rasbt LLMs-from-scratch ch. 3.3.1 (attn_weights_2_tmp = attn_scores_2 / attn_scores_2.sum())
+    Bug("sum_normalisation_not_softmax", "agrees",
+        "the scores are divided by their row sum instead of going through a softmax: negative scores give "
+        "negative weights, and a row summing to near 0 blows up; exponentiate (after the max shift) first",
+        edited(BASE, (f"    e = {SHIFTED_EXP}\n", "    e = np.where(np.isneginf(scores), 0.0, scores)\n"))),
     Bug("returns_swapped", "shapes",
         "the results come back as (weights, out); the contract is (out, weights)",
         edited(BASE, (RETURN, "return w, w @ v"))),
+    # discuss.pytorch.org "Understanding nn.MultiheadAttention" (in_proj_weight used as x @ W)
+    Bug("projections_transposed", "agrees",
+        "the projections are applied as x @ W.T (the nn.Linear (out, in) habit); here W_q, W_k and W_v are "
+        "(d_model, d_k), laid out for x @ W (when d_model != d_k the shapes do not even match)",
+        edited(BASE, ("q, k, v = x @ W_q, x @ W_k, x @ W_v", "q, k, v = x @ W_q.T, x @ W_k.T, x @ W_v.T"))),
     # ------------------------------------------------------------------ the inputs
     Bug("scales_W_q_in_place", "inputs_unchanged",
         "`W_q /= np.sqrt(d_k)` folds the scale into the caller's weight matrix, in place: scale q (or the "
@@ -195,4 +222,8 @@ NEAR_MISSES = [
     Bug("scale_sqrt_T", "scale",
         "the scores are divided by sqrt(T), the number of positions, instead of sqrt(d_k), the width of q and k",
         edited(BASE, ("d_k ** 0.5", "T ** 0.5"))),
+    # Shen-Lab/TALE#5 (a reader took `q *= depth ** -0.5` for a multiplication by sqrt(d_k))
+    Bug("multiplies_by_sqrt_dk", "scale",
+        "the scores are multiplied by sqrt(d_k) instead of divided by it",
+        edited(BASE, ("q @ k.T / d_k ** 0.5", "q @ k.T * d_k ** 0.5"))),
 ]

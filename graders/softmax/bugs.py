@@ -81,6 +81,27 @@ BUGS = [
         "log-sum-exp computed without the max shift: log(sum(exp(z))) overflows exactly like the plain form",
         edited(BASE_LOG_SUM_EXP, ("    m = z.max(axis=axis, keepdims=True)\n", ""),
                ("m + np.log(np.sum(np.exp(z - m)", "np.log(np.sum(np.exp(z)"))),
+    # real mistakes: stackoverflow.com/q/34968722 (the "suggested solution" sums with axis=0)
+    Bug("sum_over_first_axis", "sums_to_one",
+        "the sum is taken along axis 0 whatever `axis` says (np.sum(np.exp(x), axis=0), right for one vector): "
+        "for a batch of rows it normalises the columns; sum along `axis`",
+        edited(BASE, ("e.sum(axis=axis,", "e.sum(axis=0,"))),
+    # shusei-e.github.io, softmax without overflow (np.max(x, axis=1)[:, np.newaxis] needed)
+    Bug("max_without_keepdims", "agrees",
+        "the max is taken without keepdims=True, so it broadcasts against the wrong axis: each slice is shifted "
+        "by another slice's max (or the shapes do not broadcast)",
+        edited(BASE, ("z.max(axis=axis, keepdims=True)", "z.max(axis=axis)"))),
+    # openillumi.com stable_softmax(x, axis=1); github.com/Mak-GIBA/e_qualifications (axis=1 of a 2-D batch)
+    Bug("axis_hardcoded_1", "agrees",
+        "the max and the sum are taken along axis 1 (the 2-D tutorial's rows) whatever `axis` says: right for a "
+        "2-D batch, wrong for any other number of axes; reduce along `axis`",
+        edited(BASE, ("z.max(axis=axis,", "z.max(axis=1,"), ("e.sum(axis=axis,", "e.sum(axis=1,"))),
+    # errorhandle.ai (np.clip(x, -500, 500) before exp); ai.ppradosh.com (np.clip(z, -250, 250))
+    Bug("inputs_clipped_no_shift", "huge_logits",
+        "the logits are clipped to [-500, 500] and exponentiated without subtracting the max: logits beyond the "
+        "clip all become equal and share the weight, and a slice entirely below -745 underflows to 0 / 0; "
+        "subtract each slice's max instead",
+        edited(BASE, ("np.exp(z - z.max(axis=axis, keepdims=True))", "np.exp(np.clip(z, -500, 500))"))),
     # special values: slices whose every entry is far below zero
     Bug("shift_clamped_at_zero", "far_below_zero",
         "the shift is max(slice max, 0): slices with a positive max are fine, but a slice whose entries are all "
@@ -164,4 +185,10 @@ NEAR_MISSES = [
         "log-sum-exp is computed with the max subtracted inside the log but not added back outside it, so "
         "every probability is exp(max) times too large",
         edited(BASE_LOG_SUM_EXP, ("lse = m + np.log(", "lse = np.log("))),
+    # tracel-ai/burn PR #4697 (SOFTMAX_MAX_FLOOR = -1e4, the sum floored at 1e-6)
+    Bug("max_floored_at_minus_1e4", "explored",
+        "the max subtracted is floored at -1e4 (and the sum at 1e-6), a \"safe softmax\": a slice whose every "
+        "entry is below about -1.07e4 is not shifted enough, its exps underflow and it comes back as zeros",
+        edited(BASE, ("z.max(axis=axis, keepdims=True)", "np.maximum(z.max(axis=axis, keepdims=True), -1e4)"),
+               ("e.sum(axis=axis, keepdims=True)", "np.maximum(e.sum(axis=axis, keepdims=True), 1e-6)"))),
 ]

@@ -82,6 +82,14 @@ BUGS = [
         # stateful for the replay: what it returns is the caller's x, which later calls on the same
         # argument objects write into again
         edited(BASE, (OUT, "    x += (silu(gate) * up) @ W_down\n    return x\n")), stateful=True),
+    # vllm-project/vllm PR #29273 (gpt-oss's interleaved gate/up layout applied to de-interleaved weights)
+    Bug("fused_split_interleaved", "gate_branch",
+        "x @ [W_gate | W_up] is split into gate and up by alternate columns ([..., 0::2] and [..., 1::2], the "
+        "interleaved layout of some fused checkpoints): with the two matrices side by side, gate and up are "
+        "its first and second halves",
+        edited(BASE, ("    gate, up = x @ W_gate, x @ W_up\n",
+                      "    gu = x @ np.concatenate([W_gate, W_up], axis=1)\n"
+                      "    gate, up = gu[..., 0::2], gu[..., 1::2]\n"))),
     # tolerance edges: a clipped exp is exact enough for most z, not for the far negative tail
     Bug("silu_clipped", "negative_tail",
         "z is clipped to [-20, 20] before the exp: sigmoid(-20) is 2e-9, so silu(-25) comes out as -5e-8 "

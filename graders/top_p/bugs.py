@@ -82,6 +82,14 @@ BUGS = [
         edited(BASE, (SOFTMAX, "z = logits - logits.max(axis=-1, keepdims=True)\n"
                                "    p = np.exp(z)\n    p = p / p.sum(axis=-1, keepdims=True)\n"
                                "    p = p ** (1 / temperature)"))),
+    # mlc-ai/mlc-llm PR #951 ("Correct Order of Temperature and Top_P"); fishaudio/fish-speech PR #1150
+    Bug("temperature_after_cut", "nucleus",
+        "the nucleus is cut on the untempered distribution and the temperature applied only to the tokens kept "
+        "(llama.cpp's default order): the contract divides the logits by the temperature first, then cuts, so "
+        "a low temperature keeps fewer tokens",
+        edited(BASE, ("z = logits / temperature", "z = logits"),
+               ("q = np.where(keep, p, 0.0)",
+                "q = np.where(keep, np.exp((logits - logits.max(axis=-1, keepdims=True)) / temperature), 0.0)"))),
     Bug("temperature_zero_divides", "temperature_zero_is_greedy",
         "temperature 0 goes through the division: logits / 0 is inf (or NaN), and the softmax of that is NaN; "
         "temperature 0 means take the argmax",
@@ -102,6 +110,24 @@ BUGS = [
         "np.argsort(p)[..., ::-1] puts equal probabilities in reverse (or arbitrary) index order; "
         "np.argsort(-p, kind='stable') keeps the lower index first, as the contract asks",
         edited(BASE, ('np.argsort(-p, axis=-1, kind="stable")', "np.argsort(p, axis=-1)[..., ::-1]"))),
+    # lucidrains/routing-transformer#1 ("thres=0.9 results in everything being returned until ... 0.1")
+    Bug("threshold_one_minus_top_p", "nucleus",
+        "the cut compares with 1 - top_p (the threshold of the ascending formulation, which removes the tail "
+        "of mass 1 - top_p) in the descending one: top_p = 0.9 keeps a nucleus of mass about 0.1; keep while "
+        "the mass before a token is < top_p",
+        edited(BASE, ("keep_sorted = cum - sorted_p < top_p", "keep_sorted = cum - sorted_p < 1 - top_p"))),
+    # lucidrains/routing-transformer#1 ("gathered twice (instead of gathered and scattered)"); PaLM-rlhf-pytorch#60
+    Bug("result_left_in_sorted_order", "nucleus",
+        "the kept probabilities are returned in sorted order (gathered, never scattered back): entry i is the "
+        "i-th most probable token's, not token i's; put them back with np.put_along_axis (or index by order)",
+        edited(BASE, ("q = np.where(keep, p, 0.0)", "q = np.where(keep_sorted, sorted_p, 0.0)"))),
+    # neuralmagic/deepsparse PR #1291 (logits[sorted_indices[sorted_indices_to_remove]] = filter_value)
+    Bug("removal_ids_pooled_across_rows", "batched",
+        "the token ids to remove are gathered with a boolean index over the whole batch, which flattens the "
+        "rows, and are then removed from every row: a token outside one row's nucleus is removed from all of "
+        "them; map the cut back row by row (np.put_along_axis)",
+        edited(BASE, ("    np.put_along_axis(keep, order, keep_sorted, axis=-1)\n",
+                      "    keep[...] = True\n    keep[..., order[~keep_sorted]] = False\n"))),
     Bug("cumsum_unsorted", "nucleus",
         "the cumulative sum runs over the tokens in vocabulary order, not from the most probable down: "
         "sort first, cut, then map back to token ids",
@@ -259,4 +285,11 @@ NEAR_MISSES = [
     Bug("mean_subtracted", "huge_logits",
         "the row's mean is subtracted before exp instead of its max: logits of 1e4 still overflow",
         edited(BASE, ("z = z - z.max(axis=-1, keepdims=True)", "z = z - z.mean(axis=-1, keepdims=True)"))),
+    # fishaudio/fish-speech PR #1326 (remove[0] = False on a (B, V) array un-removes the whole first row)
+    Bug("keep_first_guard_on_row_axis", "batched",
+        "the nucleus drops the token that crosses top_p, and the guard meant to keep each row's first token, "
+        "keep[0] = True, sets the whole first ROW of a batch: row 0 is not filtered at all and the other rows "
+        "can lose every token",
+        edited(BASE, ("    keep_sorted = cum - sorted_p < top_p\n",
+                      "    keep_sorted = cum < top_p\n    keep_sorted[0] = True\n"))),
 ]
