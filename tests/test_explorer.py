@@ -67,7 +67,10 @@ def _softmax(z, axis=-1):
     report = graded(tmp_path, cached)
     message = failed(report)["repeated_calls"]  # an id is reused once its array is gone: any call may show it
     assert "the same call made first, in a new process, gives something else" in message, message
-    assert "agrees" not in failed(report)
+    # whether an id comes back during agrees too depends on the allocator; if it does, the
+    # message must put it down to state, never to the formula
+    for check, said in failed(report).items():
+        assert check == "repeated_calls" or "state kept between calls" in said, (check, said)
 
 
 def test_returning_an_input_fails_new_arrays_with_the_input_named(tmp_path):

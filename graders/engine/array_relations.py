@@ -422,7 +422,7 @@ def _axis_pattern(k: int, n: int, m: int, A: np.ndarray, w: _Words, last: bool) 
     """The indices along axis k where every entry agrees, all others differing everywhere:
     halves and even/odd indices (of the last axis), first or last k, or a list."""
     idx = [int(i) for i in np.flatnonzero(A)]
-    rest = [i for i in range(n) if i not in set(idx)]
+    rest = [int(i) for i in np.flatnonzero(~A)]
     one, many = w.nouns(k, entries=m == 1)
     subj, ref, ax = w.subject, w.ref, w.ax(k)
     kk = len(idx)
