@@ -8,6 +8,7 @@ which call, which entry, what came back and what was expected.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 from typing import Any
 
@@ -29,7 +30,13 @@ LAYOUT_WORDS = {"fortran": "in Fortran order", "transposed": "as transposed view
 # ----------------------------------------------------------------------------- calls
 
 def parameters(ref, function: str) -> list[inspect.Parameter]:
-    return list(inspect.signature(getattr(ref, function)).parameters.values())
+    return list(_parameters(getattr(ref, function)))
+
+
+@functools.lru_cache(maxsize=256)
+def _parameters(fn) -> tuple[inspect.Parameter, ...]:
+    """The reference's parameters (its functions live as long as the grader: read once)."""
+    return tuple(inspect.signature(fn).parameters.values())
 
 
 def arguments(ex: Explore, new: Inputs, case: dict, ref) -> tuple[tuple, dict]:

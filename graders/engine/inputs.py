@@ -27,6 +27,17 @@ def literal(value: Any) -> str:
     return repr(value)
 
 
+class _Literal:
+    """A repro line `name = np.array([...])`, written out only if a repro is shown: most cases
+    pass, and printing an array costs more than the call it feeds."""
+
+    def __init__(self, name: str, value: np.ndarray):
+        self.name, self.value = name, value
+
+    def __str__(self) -> str:
+        return f"{self.name} = {literal(self.value)}"
+
+
 class Inputs:
     """Seeded inputs that remember how to rebuild themselves in a repro."""
 
@@ -68,7 +79,7 @@ class Inputs:
         """A literal array, written out in full in the repro."""
         name += self.suffix
         value = np.array(values, dtype=dtype)
-        return self._register(name, value, f"{name} = {literal(value)}")
+        return self._register(name, value, _Literal(name, value.copy()))
 
     def let(self, name: str, value: Any, expr: str):
         """An input computed from earlier ones; `expr` is the Python that computes it (naming

@@ -487,7 +487,8 @@ def repro_for(calls: list[Call], inputs, path: str | None,
     where = path or "your_file.py"
     lines = ["import numpy as np", "from runpy import run_path", f"attempt = run_path({where!r})"]
     lines += [f"{f} = attempt[{f!r}]" for f in functions]
-    lines += input_lines if input_lines is not None else inputs.lines if inputs is not None else []
+    given = input_lines if input_lines is not None else inputs.lines if inputs is not None else []
+    lines += [str(line) for line in given]  # a literal array is written out only now
     for c in calls:
         lines.append(f"print({c.source})")
     return "\n".join(lines)
