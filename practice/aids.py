@@ -69,18 +69,20 @@ def _named(k: catalogue.Kata, n: int, failing: list[CheckResult], names: dict[st
 
 
 def spoiler(p, kata: str) -> str | None:
-    """What showing the reference would spoil, or None when it spoils nothing (the kata
-    was passed once, or its latest attempt has ended or run out of time): "untried" (no
-    attempt yet), "running" (an attempt with time left), "set aside" (archived unpassed)."""
+    """What showing the reference would spoil, or None when it spoils nothing (its latest
+    attempt passes, has ended or has run out of time, or, with none open, the kata was
+    passed once): "untried" (no attempt yet), "running" (an attempt not passed with time
+    left, a new attempt at a kata passed before included), "set aside" (archived unpassed)."""
+    a = records.latest(p.store, kata)
+    if a is not None and a["state"] == "open":
+        time_left = elapsed(a, clock.now()) < a["budget"]
+        return "running" if time_left and a["clock"] != "solved" else None
     if records.ever_passed(p.store, kata):
         return None
-    a = records.latest(p.store, kata)
     if a is None:
         return "untried"
     if a["state"] == "submitted":
         return None
-    if a["state"] == "open":
-        return None if elapsed(a, clock.now()) >= a["budget"] else "running"
     return "set aside"
 
 

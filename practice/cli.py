@@ -104,11 +104,14 @@ def spoiler_guard(p, k, yes: bool, kind: str) -> bool:
     if yes or why is None:
         return True
     shown = "the model answers" if answers else "the reference solution"
-    try:
-        return click.confirm(messages.spoiler_question(k, why, shown), default=False, err=True)
-    except click.Abort:
+    click.echo(messages.spoiler_question(k, why, shown) + " [y/N]: ", nl=False, err=True)
+    try:  # not click.confirm, which makes a Ctrl-C (exit 130 here) an end of input
+        answer = input("")
+    except EOFError:
+        click.echo(err=True)
         again = f"kata {kind} {k.name}{' --answers' if answers else ''} --yes"
         raise click.ClickException(f"no answer to the question; `{again}` shows it") from None
+    return answer.strip().lower() in ("y", "yes")
 
 
 def out(*parts, err: bool = False) -> None:

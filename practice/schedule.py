@@ -33,7 +33,7 @@ class Due:
     in_progress: bool = False  # an attempt at it is open now
     quality: int | None = None  # of the last attempt or round of follow-ups (None: neither)
     ease: float = 2.5           # lower for a kata that has gone badly more often
-    lapsed: bool = False        # its last step was an attempt not passed, or passed only after the solution
+    lapsed: bool = False        # its last attempt was not passed, or passed only after the solution
 
     def sort_key(self, now: float) -> tuple:
         if self.lapsed:
@@ -98,9 +98,10 @@ def plan(kata_names: list[str], finished: list[dict], now: float,
             by_kata[r["kata"]][1].append(r)
     out = []
     for k in kata_names:
-        ease, interval, reps, last_end, last = 2.5, 0.0, 0, None, None
+        ease, interval, reps, last_end, last, last_attempt = 2.5, 0.0, 0, None, None, None
         for last_end, kind, q in _steps(*by_kata[k]):
             last = (kind, q)
+            last_attempt = q if kind == "attempt" else last_attempt
             if q >= 3:
                 reps += 1
                 interval = FIRST_INTERVAL[q] if reps == 1 else interval * ease
@@ -114,10 +115,14 @@ def plan(kata_names: list[str], finished: list[dict], now: float,
             said += f"; {REASONS[last[0]][last[1]]}" if last else ""
             out.append(Due(k, False, None, 0.0, said, busy, last and last[1], ease))
             continue
+        # follow-ups answered after a failed attempt do not make up for it: the code comes back first
+        lapsed = last_attempt is not None and last_attempt < 3
         reason = REASONS[last[0]][last[1]]
-        out.append(Due(k, True, last_end + interval * DAY, interval,
-                       reason + ("; in progress now" if busy else ""), busy, last[1], ease,
-                       lapsed=last[0] == "attempt" and last[1] < 3))
+        if lapsed and last[0] == "round":
+            reason = f"{REASONS['attempt'][last_attempt]}; {reason}"
+        due = last_end if lapsed else last_end + interval * DAY
+        out.append(Due(k, True, due, 0.0 if lapsed else interval,
+                       reason + ("; in progress now" if busy else ""), busy, last[1], ease, lapsed=lapsed))
     order = {k: i for i, k in enumerate(kata_names)}
     out.sort(key=lambda d: (d.sort_key(now), order[d.kata]))
     return out

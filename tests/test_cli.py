@@ -668,3 +668,16 @@ def test_help_and_readme_say_where_the_work_folder_is_for_each_install(kenv):
     completion = readme.split("## Shell completion")[1].split("\n## ")[0]
     for shell in ("bash", "zsh", "fish"):
         assert f"_KATA_COMPLETE={shell}_source kata" in completion
+
+
+def test_a_new_attempt_at_a_kata_passed_before_still_asks_before_spoiling(kenv):
+    kenv.run("start", "softmax")
+    kenv.write("softmax", "# PASS\n")
+    assert kenv.run("submit").exit_code == 0
+    assert kenv.run("solution", "softmax").exit_code == 0  # passed and ended: nothing to spoil
+    kenv.run("start", "softmax", "--fresh")  # practised again: this attempt is not passed yet
+    for args in (("solution", "softmax"), ("followups", "softmax", "--answers")):
+        r = kenv.run(*args)  # no terminal, no --yes: nothing shown, nothing recorded
+        assert r.exit_code == 1 and "no answer to the question" in r.stderr, (args, r.stderr)
+        assert "def softmax" not in r.stdout and "Model answer" not in r.stdout
+    assert kenv.db().execute("SELECT SUM(solution_viewed) FROM attempts").fetchone()[0] == 0

@@ -153,3 +153,18 @@ def test_progress_by_group_and_the_export_of_the_whole_history(kenv, subprocess_
     rows = list(csv.DictReader(io.StringIO(kata("export", "--format", "csv").stdout)))
     assert [r["record"] for r in rows].count("attempt") == 3 and rows[-1]["rating"] == "knew"
     assert kenv.run("export", "--format", "xml").exit_code == 2
+
+
+def test_ctrl_c_at_a_spoiler_question_exits_130(kenv, subprocess_env):
+    _, env = real(kenv, subprocess_env)
+    for args in (("solution", "rope"), ("followups", "rope", "--answers")):
+        asking = subprocess.Popen(stand_in_command(kenv.root, *args), env=env, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        said = b""
+        while b"[y/N]" not in said:
+            chunk = asking.stderr.read1(4096)
+            assert chunk, said
+            said += chunk
+        asking.send_signal(signal.SIGINT)
+        assert asking.wait(timeout=60) == 130, args
+        assert b"no answer" not in asking.stderr.read() and b"def rope" not in asking.stdout.read()

@@ -101,3 +101,11 @@ def test_clock_format(seconds, text):
     from practice import clock
 
     assert clock.fmt(seconds) == text
+
+
+def test_follow_ups_answered_after_a_failed_attempt_do_not_clear_the_lapse():
+    failed = done("a", NOW - DAY, passed=False)
+    ratings = [dict(kata="a", round=NOW - DAY + 60, at=NOW - DAY + 60, rating=r) for r in ("knew", "partly")]
+    plan = schedule.plan(["b", "a"], [failed, done("b", NOW - 30 * DAY)], NOW, ratings=ratings)
+    assert [d.kata for d in plan] == ["a", "b"] and plan[0].lapsed
+    assert plan[0].reason.startswith("not passed last time") and plan[0].due_at <= NOW
