@@ -117,3 +117,13 @@ def test_a_wrong_loss_with_its_own_right_gradient_is_blamed_on_the_loss(tmp_path
     assert weighted.count("w[:, None]") == 1
     report = graded(tmp_path, weighted, "cross_entropy")
     assert "agrees" in failed(report) and "finite_differences" not in failed(report), failed(report)
+
+
+def test_checks_that_compare_the_attempt_with_itself_do_not_pass_a_function_that_always_raises(tmp_path):
+    """A softmax whose max has no keepdims raises on every 2-D call: the checks that compare
+    one call of it with another have nothing to compare, and say so instead of passing."""
+    report = graded(tmp_path, SOFTMAX.replace("keepdims=True", "keepdims=False"))
+    skipped = {s["id"]: s["why"] for s in report["skipped"]}
+    passed = {c["id"] for c in report["checks"] if c["status"] == "passed"}
+    for check in ("call_styles", "layouts", "repeated_calls"):
+        assert check not in passed and "raised ValueError" in skipped.get(check, ""), (check, skipped)

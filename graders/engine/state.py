@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from graders.engine import calls as make
 from graders.engine.domain import Explore
-from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
+from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs
 from graders.engine.recorder import Raised, _differs
 from graders.engine.vocabulary import _first_difference
@@ -53,6 +53,7 @@ def expect_sequence(impl, ex: Explore, new: Inputs, case: dict, ref, other: dict
                                           f"({write}, {plain})[1]"), (), {})
             steps.append((impl.grading.calls[-1], again, first[2], case.get("dtype", "float64")))
             _judge(impl, ex, steps, params, refused)
+            _every_call_raised(steps)
             if changed:
                 n, call, out, now = changed[0]
                 raise CheckFailed(f"what call {n} of {len(steps)}, {call.source}, returned was changed by the calls "
@@ -84,8 +85,16 @@ def expect_first_float32(impl, ex: Explore, new: Inputs, case: dict, ref) -> Non
             out = _made(getattr(fresh, ex.function), args, kwargs)
             steps.append((fresh.grading.calls[-1], out, want, "float64"))
         _judge(fresh, ex, steps, params, [], n_of=lambda n: 7 if n % 2 == 0 else 8)
+        _every_call_raised(steps)
     finally:
         fresh.box.close()
+
+
+def _every_call_raised(steps: list) -> None:
+    """A sequence in which every call raised, each as it does alone, says nothing about state."""
+    if steps and all(isinstance(out, Raised) for _, out, _, _ in steps):
+        raise NotApplicable(f"every call of the sequence raised ({steps[0][1].type_name} first), "
+                            f"as each does alone: there are no answers to compare")
 
 
 def _as_float64(new: Inputs, value):
