@@ -116,14 +116,15 @@ def needed(a_code: str, r_code: str, rows: list[tuple]) -> int:
 def unified(a_name: str, r_name: str, a_code: str, r_code: str, rows: list[tuple],
             width: int) -> None:
     """The difference as a unified diff: `-` only yours, `+` only the reference's, with
-    CONTEXT lines around each change; a long line wraps across the whole width."""
+    CONTEXT lines around each change; each line printed whole, never cut in two (a terminal
+    wraps a long one; redirected, the output is a diff `patch` reads)."""
     colour = term.colour()
     console = term.console(columns=width)
     styles = {"-": "red", "+": "green", "@": "cyan"}
     for line in difflib.unified_diff(a_code.splitlines(), r_code.splitlines(), f"yours: {a_name}",
                                      f"reference: {r_name}", n=CONTEXT, lineterm=""):
         style = "bold" if line.startswith(("--- ", "+++ ")) else styles.get(line[:1], "")
-        console.print(Text(line, style=style if colour else ""), soft_wrap=False)
+        console.print(Text(line, style=style if colour else ""), soft_wrap=True)
     same = sum(1 for r in rows if r[0] == "equal")
     console.print(f"{same} of {len(rows)} lines match; - only yours, + only the reference.")
 

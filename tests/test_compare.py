@@ -91,5 +91,10 @@ def test_a_narrow_terminal_gets_a_unified_diff_with_every_word_whole(tmp_path, s
         assert "-    raise NotImplementedError" in lines and "+    B, T, d_model = x.shape" in lines
         assert "-def split(a):" in lines and lines[2].startswith("@@ -")
         assert "side by side from 1" in out  # and how wide it would take
+        # every line of the diff whole: the reference's long comment is one `+` line, not cut in two
+        long_comment = "+    # the reference's comment, long enough to wrap in half of a hundred columns"
+        assert long_comment in lines, out
+        body = lines[:lines.index(next(x for x in lines if x.endswith("lines match; - only yours, + only the reference.")))]
+        assert all(x[:1] in "-+@ " and x for x in body), out
     wide = kata("compare", "--yes", columns="200").stdout  # the terminal's own width, wide enough
     assert "~" in wide and not wide.startswith("---")
