@@ -10,14 +10,14 @@ from __future__ import annotations
 from graders.engine.report import CheckResult, Status
 from practice import catalogue, clock, records
 from practice.clock import elapsed
-from practice.errors import SessionError, StrictRefusal
+from practice.errors import MockRefusal, StrictRefusal
 
 
 def refuse_in_mock(p, what: str) -> None:
     m = p.running_mock()
     if m:
         strict = "strict " if m["strict"] else ""
-        raise (StrictRefusal if strict else SessionError)(
+        raise (StrictRefusal if strict else MockRefusal)(
             f"{what} are not available during a {strict}mock interview; `kata submit` ends it")
 
 

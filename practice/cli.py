@@ -150,10 +150,10 @@ def click_error(e: Exception) -> click.ClickException | None:
     import sqlite3
 
     from practice import catalogue, grading
-    from practice.errors import NothingToGrade, NotInProgress, SessionError, StrictRefusal
+    from practice.errors import MockRefusal, NothingToGrade, NotInProgress, SessionError
     from practice.store import StoreError
 
-    if isinstance(e, (catalogue.UnknownKata, NothingToGrade, NotInProgress, StrictRefusal,
+    if isinstance(e, (catalogue.UnknownKata, NothingToGrade, NotInProgress, MockRefusal,
                       grading.BadSetting)):
         return click.UsageError(str(e))
     if isinstance(e, grading.GradingUnavailable):  # it may quote what the attempt returned: shown, not obeyed

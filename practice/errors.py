@@ -18,6 +18,11 @@ class UnusableAttempt(NothingToGrade):
     """The file to grade is not a regular file, or far larger than any attempt (a usage error)."""
 
 
-class StrictRefusal(SessionError):
+class MockRefusal(SessionError):
+    """What a mock interview refuses while it runs: a hint, the reference, a pause (a usage
+    error, as in a strict one)."""
+
+
+class StrictRefusal(MockRefusal):
     """What the rules of a strict mock interview refuse: a fourth grading, a second submit,
     a hint, the reference, a model answer (a usage error)."""

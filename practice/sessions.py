@@ -22,7 +22,7 @@ from pathlib import Path
 from graders.engine.report import Report
 from practice import archive, catalogue, clock, grading, mock, paths, records, strict, targets
 from practice.clock import elapsed
-from practice.errors import NothingToGrade, SessionError
+from practice.errors import MockRefusal, NothingToGrade, SessionError
 from practice.store import Store, StoreError
 
 
@@ -203,7 +203,7 @@ class Practice:
 
     def pause(self, kata: str | None = None) -> dict:
         if self.running_mock():
-            raise SessionError("a mock interview's clock does not stop, as in a real "
+            raise MockRefusal("a mock interview's clock does not stop, as in a real "
                                "interview; `kata submit` ends it")
         a = targets.in_progress(self.store, kata, "nothing to pause")
         if a["clock"] != "running":

@@ -23,11 +23,11 @@ def test_a_mock_interview_from_start_to_report(kenv):
         assert f"QUESTION {n}" in r.stdout and str(f) in r.stdout
         assert "raise NotImplementedError" in f.read_text()
 
-    # Hints, solutions, comparisons and pauses are refused while it runs.
+    # Hints, solutions, comparisons and pauses are refused while it runs, as usage errors.
     for args in (["hint"], ["hint", names[0]], ["solution", names[0], "--yes"],
                  ["compare", names[0], "--yes"], ["pause"]):
         res = kenv.run(*args)
-        assert res.exit_code == 1, args
+        assert res.exit_code == 2, args
         assert "mock interview" in res.stderr
     st = kenv.run("status").stdout
     assert "Mock interview #1" in st and "30:00 left" in st
@@ -169,7 +169,7 @@ def test_a_mock_interview_in_real_processes(tmp_path, subprocess_env):
     (name,) = picked(r.stdout)
     f = home / "mock" / "1" / f"{name}.py"
     assert str(f) in r.stdout
-    assert kata("hint").returncode == 1
+    assert kata("hint").returncode == 2
     assert re.search(r"4[45]:\d\d left of 45:00", kata("status").stdout)  # real seconds pass
     f.write_text("# PASS\n")
     r = kata("check")
