@@ -279,7 +279,7 @@ def watch_command(kata, poll, interval):
     from practice import targets, watch
 
     p = open_practice()
-    watch.run(p, targets.to_grade(p.store, _name(kata)), poll=poll, interval=interval, echo=out)
+    watch.run(p, targets.to_grade(p.store, _name(kata), "watch"), poll=poll, interval=interval, echo=out)
 
 
 @cli.command("submit")

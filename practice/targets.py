@@ -66,8 +66,9 @@ def in_progress(s, kata: str | None, then: str = "") -> dict:
     return a
 
 
-def target(s, kata: str | None) -> dict:
-    """The attempt `kata check [NAME]` grades; NothingToGrade when there is none."""
+def target(s, kata: str | None, command: str = "check") -> dict:
+    """The attempt `kata check [NAME]` (or `kata watch`: `command`) grades; NothingToGrade
+    when there is none."""
     if kata:
         a = attempt_for(s, kata)
         if a is None:
@@ -78,16 +79,16 @@ def target(s, kata: str | None) -> dict:
     a = current(s)
     if a is None:
         raise NothingToGrade(
-            "nothing to grade: no kata is in progress; name one (`kata check NAME`) "
+            f"nothing to grade: no kata is in progress; name one (`kata {command} NAME`) "
             "or start one (`kata start NAME`)")
     return a
 
 
-def to_grade(s, kata: str | None) -> list[dict]:
+def to_grade(s, kata: str | None, command: str = "check") -> list[dict]:
     """What `kata check [NAME]` and `kata watch [NAME]` grade: NAME's attempt, else every
     question of the running mock interview, else the open session's attempt."""
     mock = None if kata else records.running_mock(s)
-    return records.mock_attempts(s, mock["id"]) if mock else [target(s, kata)]
+    return records.mock_attempts(s, mock["id"]) if mock else [target(s, kata, command)]
 
 
 def last_worked_on(s) -> dict | None:

@@ -84,7 +84,7 @@ def test_watch_says_the_clock_keeps_running_on_ctrl_c(kenv, ticks):
 
 def test_watch_with_nothing_in_progress_is_a_usage_error(kenv):
     r = kenv.run("watch")
-    assert r.exit_code == 2 and "nothing to grade" in r.stderr
+    assert r.exit_code == 2 and "nothing to grade" in r.stderr and "`kata watch NAME`" in r.stderr
 
 
 def test_watch_in_a_mock_follows_every_question_and_ends_at_the_deadline(kenv, ticks):
