@@ -77,7 +77,7 @@ class WireError(ValueError):
 # json.dumps or NumPy's functions changes its own results, never how they are carried.
 _dumps, _loads, _pack, _unpack = json.dumps, json.loads, struct.pack, struct.unpack
 _json_text = json.JSONEncoder(separators=(",", ":")).encode
-_blake2b = hashlib.blake2b
+_sha1 = hashlib.sha1  # a fingerprint, not a secret: the fastest hash here (SHA instructions)
 _NUMPY = None
 
 
@@ -363,7 +363,7 @@ def digest(value) -> str:
     """A fingerprint of a value's contents (arrays by dtype, shape and bytes), the same in
     both processes: the judge sends the fingerprints of a call's arguments, and the
     attempt's process sends back any argument whose fingerprint the call changed."""
-    h = _blake2b(digest_size=16)
+    h = _sha1()
     _feed(h, value)
     return h.hexdigest()
 
