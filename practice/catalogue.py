@@ -167,32 +167,64 @@ class UnknownKata(LookupError):
 @lru_cache(maxsize=None)
 def katas() -> tuple[Kata, ...]:
     """Every kata, in catalogue order; CatalogueError when the catalogue does not fit SCHEMA."""
+    return tuple(_entry(e) for e in _checked(_parsed(_text())))
+
+
+def _text() -> str:
     try:
-        with open(CATALOGUE, "rb") as f:
-            data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
+        return CATALOGUE.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
         raise CatalogueError(f"{CATALOGUE} cannot be read: {e}") from None
+
+
+def _parsed(text: str) -> dict:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise CatalogueError(f"{CATALOGUE} cannot be read: {e}") from None
+
+
+def _checked(data: dict) -> list[dict]:
     found = problems(data)
     if found:
         kata, what = found[0]
         more = f" (and {len(found) - 1} more: `kata dev check` lists them)" if len(found) > 1 else ""
         raise CatalogueError(f"{CATALOGUE}: kata {kata!r} {what}{more}")
-    out = []
-    for entry in data["kata"]:
-        out.append(
-            Kata(
-                name=entry["name"],
-                title=entry["title"],
-                difficulty=entry["difficulty"],
-                minutes=int(entry["minutes"]),
-                hints=tuple(entry["hints"]),
-                follow_ups=tuple(_follow_up(f) for f in entry["follow_ups"]),
-                group=entry.get("group", ""),
-                traps=tuple(entry.get("traps", ())),
-                hint_checks=tuple(tuple(ids) for ids in entry.get("hint_checks", ())),
-            )
-        )
-    return tuple(out)
+    return data["kata"]
+
+
+def _entry(entry: dict) -> Kata:
+    return Kata(
+        name=entry["name"],
+        title=entry["title"],
+        difficulty=entry["difficulty"],
+        minutes=int(entry["minutes"]),
+        hints=tuple(entry["hints"]),
+        follow_ups=tuple(_follow_up(f) for f in entry["follow_ups"]),
+        group=entry.get("group", ""),
+        traps=tuple(entry.get("traps", ())),
+        hint_checks=tuple(tuple(ids) for ids in entry.get("hint_checks", ())),
+    )
+
+
+@lru_cache(maxsize=None)
+def _one(name: str) -> Kata | None:
+    """`name`'s entry read from its own `[[kata]]` table alone, which is all a command that
+    names a kata needs before it starts grading (the whole catalogue takes tens of
+    milliseconds to read); None when that table cannot be told apart (then katas() reads
+    everything and says what is wrong)."""
+    text = _text()
+    line = f'name = "{name}"'
+    blocks = [b for b in text.split("\n[[kata]]\n")[1:] if b.split("\n", 1)[0].strip() == line]
+    if len(blocks) != 1:
+        return None
+    try:
+        data = tomllib.loads("[[kata]]\n" + blocks[0])
+    except tomllib.TOMLDecodeError:
+        return None
+    if problems(data) or [e.get("name") for e in data.get("kata", [])] != [name]:
+        return None
+    return _entry(data["kata"][0])
 
 
 def names() -> list[str]:
@@ -208,6 +240,10 @@ def in_path_order() -> list[Kata]:
 
 def get(name: str) -> Kata:
     """The kata called `name`, or UnknownKata with 'did you mean' suggestions."""
+    if katas.cache_info().currsize == 0 and name.isidentifier():
+        found = _one(name)
+        if found is not None:
+            return found
     for k in katas():
         if k.name == name:
             return k
