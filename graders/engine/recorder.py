@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import copy
+import functools
 import time
 import itertools
 from dataclasses import dataclass, field
@@ -71,7 +72,7 @@ class Call:
     function: str
     args: tuple
     kwargs: dict
-    source: str                 # e.g. "softmax(z, axis=0)"
+    written: Any                # its source, or what writes it when first read (see `source`)
     outcome: Any = None         # the return value, or a Raised
     mutated: list[str] = field(default_factory=list)
     recorded: bool = True       # False when the arguments were too large to keep
@@ -93,6 +94,19 @@ class Call:
     assigned: tuple = ()        # ... after writing new values into these of them
     poked: tuple | None = None  # (value, id of the last call before): the caller wrote value into the result
     process: int = 0            # the attempt's process it was made in (graders.engine.sandbox.Sandbox.process)
+
+
+    @property
+    def source(self) -> str:
+        """The Python that makes the call, e.g. "softmax(z, axis=0)": written when first read,
+        since most calls pass and are never shown."""
+        if callable(self.written):
+            self.written = self.written()
+        return self.written
+
+    @source.setter
+    def source(self, text: str) -> None:
+        self.written = text
 
 
 class Grading:
@@ -260,11 +274,14 @@ class Recorded:
         digests = fingerprints(args, kwargs)
         self.candidate.take_ahead(self.name, digests, request)
         inputs = g.inputs
-        source = source or f"{self.name}({_render_args(args, kwargs, inputs)})"
         small = g.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
+        if source is None:  # small arguments: written when read, with the names the inputs have now
+            names = dict(inputs.names) if inputs is not None else {}
+            source = functools.partial(_written_call, self.name, args, kwargs, names)
+            source = source if small else source()  # large ones are not kept for it
         # the judge's arrays never reach the attempt (it gets copies), so the call keeps the arrays
         # themselves; the end of the case checks by fingerprint that the check left them as sent
-        call = Call(self.name, *(_held((args, kwargs)) if small else ((), {})), source=source,
+        call = Call(self.name, *(_held((args, kwargs)) if small else ((), {})), written=source,
                     recorded=small, id=g.next_id(), check=g.check, digests=digests,
                     repro=(inputs.lines, len(inputs.lines)) if inputs is not None else ([], 0))
         call.process = self.candidate.box.process
@@ -276,7 +293,7 @@ class Recorded:
             raise CheckFailed(f"your file defines no function `{self.name}`", kind="missing")
         if "error" in reply:
             call.outcome = Raised({"type": "GradingError", "message": reply["error"]})
-            raise AttemptRaised(f"{source}: {reply['error']}", call.outcome)
+            raise AttemptRaised(f"{call.source}: {reply['error']}", call.outcome)
         self._after(g, call, args, kwargs, reply)
         call.peak, call.warnings = reply.get("peak"), reply.get("warnings") or []
         call.shares = reply.get("shares") if isinstance(reply.get("shares"), list) else []
@@ -284,7 +301,7 @@ class Recorded:
             g.shared.append(call)
         if "raised" in reply:
             call.outcome, call.kept = Raised(reply["raised"]), True
-            raise _failure_of(call.outcome, self.name, source)
+            raise _failure_of(call.outcome, self.name, call.source)
         out = reply.get("ok")
         call.kept = small and g.repeatable and _nbytes(out) <= RECORD_LIMIT_BYTES
         call.outcome = copy.deepcopy(out) if call.kept else None
@@ -334,9 +351,13 @@ def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:
     return AttemptRaised(f"{source} raised {text}{where}", raised)
 
 
-def _render_args(args, kwargs, inputs) -> str:
+def _written_call(function: str, args: tuple, kwargs: dict, names: dict) -> str:
+    return f"{function}({_render_args(args, kwargs, names)})"
+
+
+def _render_args(args, kwargs, names: dict) -> str:
     def one(v, depth=0):
-        name = inputs.name_of(v) if inputs else None
+        name = names.get(id(v))
         if name:
             return name
         if isinstance(v, np.ndarray) and v.size > 64:
@@ -388,8 +409,9 @@ class Candidate:
         inputs = self.grading.inputs
 
         def shown(key, old):  # the repro writes the new values into the old array, then passes it
-            name = _render_args((old,), {}, inputs)
-            return f"(np.copyto({name}, {_render_args((assign[key],), {}, inputs)}), {name})[1]" if key in assign \
+            names = inputs.names if inputs else {}
+            name = _render_args((old,), {}, names)
+            return f"(np.copyto({name}, {_render_args((assign[key],), {}, names)}), {name})[1]" if key in assign \
                 else name
 
         parts = [shown(i, a) for i, a in enumerate(call.args)] + [f"{k}={shown(k, v)}" for k, v in call.kwargs.items()]
