@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from graders.engine import call_text
 from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
-from graders.engine.inputs import literal
 from graders.engine.wire import Opaque, copy_with_layout, digest  # noqa: F401  (Opaque: for graders)
 
 # Arrays recorded for diagnosis and repro are kept only below this size.
@@ -277,7 +277,7 @@ class Recorded:
         small = g.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
         if source is None:  # small arguments: written when read, with the names the inputs have now
             names = dict(inputs.names) if inputs is not None else {}
-            source = functools.partial(_written_call, self.name, args, kwargs, names)
+            source = functools.partial(call_text.written_call, self.name, args, kwargs, names)
             source = source if small else source()  # large ones are not kept for it
         # the judge's arrays never reach the attempt (it gets copies), so the call keeps the arrays
         # themselves; the end of the case checks by fingerprint that the check left them as sent
@@ -351,28 +351,6 @@ def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:
     return AttemptRaised(f"{source} raised {text}{where}", raised)
 
 
-def _written_call(function: str, args: tuple, kwargs: dict, names: dict) -> str:
-    return f"{function}({_render_args(args, kwargs, names)})"
-
-
-def _render_args(args, kwargs, names: dict) -> str:
-    def one(v, depth=0):
-        name = names.get(id(v))
-        if name:
-            return name
-        if isinstance(v, np.ndarray) and v.size > 64:
-            return f"<array of shape {v.shape}>"
-        if depth < 3 and type(v) in (tuple, list):  # a container the case did not name (a copy): by its parts
-            inner = ", ".join(one(x, depth + 1) for x in v)
-            return f"({inner}{',' if len(v) == 1 else ''})" if type(v) is tuple else f"[{inner}]"
-        if depth < 3 and type(v) is dict:
-            return "{" + ", ".join(f"{k!r}: {one(x, depth + 1)}" for k, x in v.items()) + "}"
-        return literal(v)
-
-    parts = [one(a) for a in args] + [f"{k}={one(v)}" for k, v in kwargs.items()]
-    return ", ".join(parts)
-
-
 def fingerprints(args: tuple, kwargs: dict) -> dict:
     """The fingerprint of each argument (a Generator's state is meant to move: none)."""
     return {key: digest(v) for key, v in [*enumerate(args), *kwargs.items()] if not isinstance(v, np.random.Generator)}
@@ -410,8 +388,8 @@ class Candidate:
 
         def shown(key, old):  # the repro writes the new values into the old array, then passes it
             names = inputs.names if inputs else {}
-            name = _render_args((old,), {}, names)
-            return f"(np.copyto({name}, {_render_args((assign[key],), {}, names)}), {name})[1]" if key in assign \
+            name = call_text.arguments_text((old,), {}, names)
+            return f"(np.copyto({name}, {call_text.arguments_text((assign[key],), {}, names)}), {name})[1]" if key in assign \
                 else name
 
         parts = [shown(i, a) for i, a in enumerate(call.args)] + [f"{k}={shown(k, v)}" for k, v in call.kwargs.items()]
@@ -500,18 +478,3 @@ class Candidate:
 
     def options(self, **opts):
         return self.grading.options(**opts)
-
-
-def repro_for(calls: list[Call], inputs, path: str | None,
-              input_lines: list[str] | None = None) -> str:
-    """A few lines of Python that rebuild the inputs and make the failing calls."""
-    functions = sorted({c.function for c in calls})
-    where = path or "your_file.py"
-    lines = ["import numpy as np", "from runpy import run_path", f"attempt = run_path({where!r})"]
-    lines += [f"{f} = attempt[{f!r}]" for f in functions]
-    given = input_lines if input_lines is not None else inputs.lines if inputs is not None else []
-    lines += [str(line) for line in given]  # a literal array is written out only now
-    for c in calls:
-        lines.append(f"print({c.source})")
-    return "\n".join(lines)
-

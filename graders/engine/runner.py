@@ -15,9 +15,10 @@ from __future__ import annotations
 import inspect
 from typing import Callable
 
+from graders.engine.call_text import repro_for
 from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs
-from graders.engine.recorder import _intact, repro_for
+from graders.engine.recorder import _intact
 from graders.engine.sandbox import AttemptGone
 
 # Cases tried while shrinking one failure: a count, not seconds, so that the smallest case
