@@ -69,6 +69,24 @@ BUGS = [
     Bug("rowsum_without_p", "finite_differences",
         "the row term is rowsum(dP), not rowsum(dP * P): each dP_ij is weighted by P_ij before summing",
         edited(BASE, (DS, "ds = p * (dp - dp.sum(axis=-1, keepdims=True))"))),
+    # Stack Overflow "numpy: calculate the derivative of the softmax function" (one gradient[i] per i, so the
+    # off-diagonal terms of the Jacobian are lost); deep-ml problem 219 (the full Jacobian diag(S) - S S^T)
+    Bug("diagonal_jacobian_only", "finite_differences",
+        "dS = P * (1 - P) * dP keeps only the diagonal of the softmax Jacobian: every weight of a row depends on "
+        "every score of it, so dS = P * (dP - rowsum(dP * P))",
+        edited(BASE, (DS, "ds = p * (1 - p) * dp"))),
+    # Stack Overflow "numpy: calculate the derivative of the softmax function" (self.value[i] * (1 - self.input[i]):
+    # the softmax's inputs where its outputs belong)
+    Bug("rowsum_with_scores_not_probs", "finite_differences",
+        "the row term weights dP by the scores (the softmax's input) instead of the weights P (its output): "
+        "dS = P * (dP - rowsum(dP * P))",
+        edited(BASE, (DS, "ds = p * (dp - (dp * np.where(np.isinf(s), 0.0, s)).sum(axis=-1, keepdims=True))"))),
+    # triton-lang/triton#919 and #1934 (the tutorial's backward recomputes p = exp(qk - m) with "NOTE: `do` is
+    # pre-divided by `l`; no normalization here"); triton-lang/triton PR #2020
+    Bug("unnormalised_p_recomputed", "finite_differences",
+        "the weights are recomputed as exp(S - max) without dividing by the row sum (the tutorial kernel this "
+        "follows divides d_out by it instead); P = exp(S - max) / sum(exp(S - max)), in dV and in dS",
+        edited(BASE, ("    p = p / p.sum(axis=-1, keepdims=True)\n", ""))),
     Bug("rowsum_over_queries", "finite_differences",
         "the row term is summed over the queries (axis -2); it belongs to each query's row, summed over "
         "the keys (axis -1)",

@@ -83,10 +83,51 @@ BUGS = [
         "(B, T) that is B, not B * T; count the positions that are not ignored",
         edited(BASE, ("losses[counted].sum() / n", "losses[counted].sum() / len(targets)"),
                ("grad /= n", "grad /= len(targets)"))),
+    # meta-pytorch/torchtune PR #1875 ("(x1 / n1) + (x2 / n2) != (x1 + x2) / (n1 + n2)"); huggingface/transformers
+    # PR #34191 (the gradient accumulation fix); allenai/open-instruct PR #1137 (sample-wise to token-wise)
+    Bug("mean_of_row_means", "ignore_index_in_range",
+        "the loss is the mean of each sequence's mean, so a token of a short (much padded) sequence weighs more "
+        "than one of a long sequence: sum the losses of every counted position and divide once, by their number",
+        edited(BASE, ("    loss = losses[counted].sum() / n\n",
+                      "    shp = np.atleast_1d(np.asarray(targets)).shape\n"
+                      "    per, cnt = np.where(counted, losses, 0.0).reshape(shp), counted.reshape(shp)\n"
+                      "    loss = float(np.mean(per.sum(axis=-1) / cnt.sum(axis=-1)))\n"))),
+    # pytorch/pytorch#15508 ("ignore_index=255 and reduction='none' ... target out of bounds");
+    # lucidrains/DALLE-pytorch#57 ("`ignore_index` is defined but not used")
+    Bug("gather_before_masking", "ignore_index",
+        "the target logit is gathered at every position before the ignored ones are masked, so ignore_index "
+        "itself is used as a column (-100 is out of bounds when V < 100); gather with a safe class at the "
+        "ignored positions, np.where(counted, targets, 0)",
+        edited(BASE, ("    losses = lse - z[rows, tt]\n", "    losses = lse - z[rows, t]\n"))),
+    # flagos-ai/FlagGems PR #73 (review: "the targets are ignored only when ignore_index is not -100");
+    # PaddlePaddle/Paddle PR #76033 (the default -100 skipped the valid-count branch)
+    Bug("default_ignore_index_not_honoured", "ignore_index",
+        "positions are ignored only when ignore_index differs from its default, so targets of -100 with the "
+        "default argument are counted (and refused as outside [0, V)); compare with ignore_index always",
+        edited(BASE, ("counted = t != ignore_index",
+                      "counted = (t != ignore_index) if ignore_index != -100 else np.ones_like(t, bool)"))),
     Bug("ignored_rows_keep_gradient", "gradient_rows",
         "the gradient rows of ignored positions are not zeroed: they take no part in the loss, so their rows of "
         "dlogits are exactly 0",
         edited(BASE, ("    grad[~counted] = 0\n", ""))),
+    # imaddabbura.github.io/posts/dl/why-not-softmax ("A Common Mistake That's Hard to See ... softmax is computed
+    # twice"); runebook.dev torch.nn.Softmax ("A very common mistake")
+    Bug("softmax_applied_twice", "agrees",
+        "the logits are turned into probabilities first and the loss then takes the softmax of those again, which "
+        "squashes every loss towards log V; the loss takes the raw logits",
+        edited(BASE, ("    z = logits.reshape(-1, V)\n",
+                      "    z = logits.reshape(-1, V)\n"
+                      "    z = np.exp(z - z.max(axis=-1, keepdims=True))\n"
+                      "    z = z / z.sum(axis=-1, keepdims=True)\n"))),
+    # ai.stackexchange.com/q/35741 (the derivative of the cost and the softmax Jacobian computed separately);
+    # sunhaozhe.github.io matrix-calculus derivation (the path through -y / p)
+    Bug("gradient_through_minus_y_over_p", "huge_logits",
+        "the gradient goes the long way, -1/p_target times the softmax Jacobian: once p_target underflows to 0 "
+        "that is -inf * 0 = NaN; the two simplify to softmax - one_hot, which never divides",
+        edited(BASE, ("    grad = np.exp(z - lse[:, None])\n    grad[rows, tt] -= 1\n",
+                      "    p = np.exp(z - lse[:, None])\n"
+                      "    pt = p[rows, tt][:, None]\n"
+                      "    grad = (-1.0 / pt) * pt * ((np.arange(V) == tt[:, None]) - p)\n"))),
     Bug("gradient_not_averaged", "finite_differences",
         "the gradient is not divided by the number of counted positions, while the loss is a mean over them",
         edited(BASE, ("    grad /= n\n", ""))),

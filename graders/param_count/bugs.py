@@ -75,6 +75,17 @@ BUGS = [
         edited(BASE, ('"attention_q": n_layers * d_model', '"attention_q": d_model'),
                ('"attention_kv": n_layers * 2 *', '"attention_kv": 2 *'),
                ('"attention_out": n_layers * n_heads', '"attention_out": n_heads'))),
+    # github.com/ayush9818/MLDS-FQ2 parameter calculator (attention_bias = config.get('attention_bias', True),
+    # mlp_bias = config.get('mlp_bias', True)); lynx-cortex.pages.dev ("modern Llama removes biases")
+    Bug("counts_biases", "table_8b",
+        "a bias vector was counted with every linear layer (one per output feature); the Llama family's "
+        "projections and feed-forward have no biases, only their weight matrices",
+        edited(BASE, ('"attention_q": n_layers * d_model * n_heads * d_head,',
+                      '"attention_q": n_layers * (d_model + 1) * n_heads * d_head,'),
+               (KV, '"attention_kv": n_layers * 2 * (d_model + 1) * n_kv_heads * d_head,'),
+               ('"attention_out": n_layers * n_heads * d_head * d_model,',
+                '"attention_out": n_layers * (n_heads * d_head + 1) * d_model,'),
+               (FFN, '"feed_forward": n_layers * (2 * (d_model + 1) * d_ff + (d_ff + 1) * d_model),'))),
     # --- feed-forward and norms
     Bug("ffn_two_matrices", "table_8b",
         "the feed-forward was counted with two matrices, the GELU layout of 2017; SwiGLU has three "
@@ -84,6 +95,12 @@ BUGS = [
         "the final RMSNorm before the unembedding is missing: two scales per block plus one, "
         "(2 * n_layers + 1) * d_model",
         edited(BASE, (NORMS, '"norms": 2 * n_layers * d_model,'))),
+    # lynx-cortex.pages.dev mini-GPT derivation ("RMSNorm has no β"); the chapter ("RMSNorm ... drops the
+    # mean and the shift")
+    Bug("norms_with_bias", "table_8b",
+        "each norm was counted as a LayerNorm, with a scale and a shift: RMSNorm has a scale only, "
+        "d_model weights per norm, (2 * n_layers + 1) * d_model in all",
+        edited(BASE, (NORMS, '"norms": 2 * (2 * n_layers + 1) * d_model,'))),
     Bug("norms_not_times_layers", "table_8b",
         "the norms were counted for one block (two scales plus the final one) instead of every block: "
         "(2 * n_layers + 1) * d_model",
@@ -92,6 +109,12 @@ BUGS = [
     Bug("unembedding_when_tied", "tied",
         "tie_embeddings is ignored: a tied unembedding reuses the embedding table and adds 0",
         edited(BASE, (UNEMBED, '"unembedding": vocab_size * d_model,'))),
+    # github.com/ayush9818/MLDS-FQ2 parameter calculator (tie_word_embeddings = config.get('tie_word_embeddings',
+    # True))
+    Bug("always_tied", "table_8b",
+        "the unembedding was counted as 0 whatever tie_embeddings says, as if every model tied it to the "
+        "embedding: untied (the default) it is a second vocab_size x d_model matrix",
+        edited(BASE, (UNEMBED, '"unembedding": 0,'))),
     Bug("total_ignores_tie", "tied",
         "the unembedding entry is 0 when tied but the total is written out as its own formula that still "
         "counts two vocabulary matrices; sum the entries instead",
