@@ -93,7 +93,13 @@ def _ratio(got, want):
         return ""
     if not np.isfinite(r) or r <= 0:
         return ""
-    return " (half of it)" if r == 0.5 else f" ({r:.4g} times that)"
+    if r == 0.5:
+        return " (half of it)"
+    # a ratio that rounds to 1 says nothing: the difference does
+    if f"{r:.4g}" != "1":
+        return f" ({r:.4g} times that)"
+    d = float(got) - float(want)
+    return f" ({abs(d):,.0f} {'more' if d > 0 else 'fewer'})"
 
 
 def _expect_counts(got, want, src, config, tie=False, what="expected"):
