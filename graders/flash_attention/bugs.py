@@ -120,6 +120,20 @@ BUGS = [
         "the causal flag is never read and no mask is applied: every query sees every key, also when "
         "causal=True",
         edited(BASE, (MASKING, ""))),
+    # flashinfer-ai/flashinfer PR #4401 ("(-inf) - (-inf) = NaN"); tracel-ai/burn#4694; NVIDIA/TensorRT-LLM PR #19220
+    Bug("reverse_block_order_nan", "agrees",
+        "the key blocks are visited from the last to the first (as FlashAttention-2's kernel does): with "
+        "causal=True an early query's first block is then entirely in its future, its running max stays -inf "
+        "and exp(-inf - -inf) is NaN; visit the blocks in order, or skip a block with no visible key",
+        edited(BASE, ("for k0 in range(0, t_k, block_size):", "for k0 in reversed(range(0, t_k, block_size)):"))),
+    # PaddleJitLab/CUDATutorial#69 (a reader dropped the row_l factor; a NaN-blind test "still matched")
+    Bug("normalised_acc_without_l_prev", "agrees",
+        "the output is kept normalised after every block (FlashAttention-1's form) but the old output is not "
+        "weighted by the old running sum: O = (l_old * alpha * O + P V) / l_new, not (alpha * O + P V) / l_new",
+        edited(BASE, (RESCALED + "\n        m = m_new\n    return acc / l\n",
+                      "l_new = l * alpha + p.sum(axis=-1, keepdims=True)\n"
+                      "        acc = (acc * alpha + p @ v[..., k0:k1, :]) / l_new\n"
+                      "        l = l_new\n        m = m_new\n    return acc\n"))),
     # --- special values: a row whose every visible score is far below 0
     Bug("running_max_starts_at_zero", "far_below_zero",
         "the running max starts at 0 instead of -inf: when every score a query sees is far below 0 (about "

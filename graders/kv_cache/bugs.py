@@ -92,6 +92,23 @@ BUGS = [
                ("t_past = k.shape[2] - t_new", "t_past = k.shape[1] - t_new"),
                ("q @ k.transpose(0, 1, 3, 2)", "q @ k.transpose(0, 2, 3, 1)"),
                ("(w @ v)", "(w @ v.transpose(0, 2, 1, 3))"))),
+    # huggingface/transformers PR #30108 (past_key_values used "to reinstantiate a new DynamicCache()"); karpathy/nanoGPT#148
+    Bug("given_cache_dropped", "chunks",
+        "the cache passed in is never read (or a new, empty one is made): the new positions attend only to "
+        "themselves and the returned cache holds only them; concatenate the cached keys and values in front "
+        "of the new ones",
+        edited(BASE, ("    if cache is not None:\n", "    if False:\n"))),
+    # deepspeedai/Megatron-DeepSpeed PR #112 ("past_key are cat with key_layer on dim 0 ... can only cat with dim 1")
+    Bug("cache_concat_on_batch_axis", "chunks",
+        "the cached and new keys and values are concatenated on axis 0, the batch, which stacks sequences "
+        "instead of positions (and raises when their lengths differ); concatenate on the positions axis, axis 2",
+        edited(BASE, ("np.concatenate([k_past, k], axis=2)", "np.concatenate([k_past, k], axis=0)"),
+               ("np.concatenate([v_past, v], axis=2)", "np.concatenate([v_past, v], axis=0)"))),
+    # UChi-JCL/CacheGen PR #8 ("always dropped the last position... silently produced off-by-one KV caches")
+    Bug("cache_trimmed_by_one", "shapes",
+        "the returned cache drops its last position (an off-by-one slice, [:-1]): the next call never sees "
+        "the token just added; return every position, t_past + t_new of them",
+        edited(BASE, ("return out @ W_o, (k, v)", "return out @ W_o, (k[:, :, :-1], v[:, :, :-1])"))),
     Bug("merge_without_transpose", "agrees",
         "the heads are merged by reshaping (B, n_heads, t_new, d_head) straight to (B, t_new, d_model): right "
         "for one new token, but with several the positions and heads are interleaved; transpose(0, 2, 1, 3) first",

@@ -1,6 +1,7 @@
 """Mistakes candidates make in sliding-window attention.
 
-Every entry is the plain blockwise answer BASE with one mistake edited in. The `stateful`
+Every entry is the plain blockwise answer BASE with one mistake edited in; a mistake that only
+exists when the band is computed online over key tiles is an edit of BASE_TILED. The `stateful`
 entries keep something at module level between calls, so the diagnosis replays them on every
 call in order; the memory check names the two full-matrix entries from the peak it measured.
 """
@@ -29,6 +30,36 @@ def sliding_window_attention(q, k, v, window):
 """
 
 BAND = "(j <= i) & (j > i - window)"
+BLOCK_BODY = """        s = q[..., i0:i1, :] @ np.swapaxes(k[..., j0:i1, :], -1, -2) / np.sqrt(d)
+        i = np.arange(i0, i1)[:, None]
+        j = np.arange(j0, i1)[None, :]
+        s = np.where((j <= i) & (j > i - window), s, -np.inf)
+        s = s - s.max(axis=-1, keepdims=True)
+        p = np.exp(s)
+        out[..., i0:i1, :] = (p / p.sum(axis=-1, keepdims=True)) @ v[..., j0:i1, :]
+"""
+NO_VISIBLE_KEY = "m_safe = np.where(m_new == -np.inf, 0.0, m_new)"
+TILED_BODY = f"""        i = np.arange(i0, i1)[:, None]
+        m = np.full(q.shape[:-2] + (i1 - i0, 1), -np.inf)
+        l = np.zeros(q.shape[:-2] + (i1 - i0, 1))
+        acc = np.zeros(q.shape[:-2] + (i1 - i0, v.shape[-1]))
+        for t0 in range(j0, i1, tile):
+            t1 = min(t0 + tile, i1)
+            s = q[..., i0:i1, :] @ np.swapaxes(k[..., t0:t1, :], -1, -2) / np.sqrt(d)
+            j = np.arange(t0, t1)[None, :]
+            s = np.where({BAND}, s, -np.inf)
+            m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+            {NO_VISIBLE_KEY}   # no visible key yet: keep exp finite
+            p = np.exp(s - m_safe)
+            alpha = np.exp(m - m_safe)
+            l = l * alpha + p.sum(axis=-1, keepdims=True)
+            acc = acc * alpha + p @ v[..., t0:t1, :]
+            m = m_new
+        out[..., i0:i1, :] = acc / l
+"""
+# The band computed online over key tiles of 16 inside each query block (flash style): a row may
+# find no visible key in a whole tile, which the running max must survive.
+BASE_TILED = edited(BASE, ("    block = 64\n", "    block, tile = 64, 16\n"), (BLOCK_BODY, TILED_BODY))
 
 
 BUGS = [
@@ -80,6 +111,31 @@ BUGS = [
         "each block of queries sees only the keys inside its own block: its first queries also need the "
         "window - 1 keys before the block, from position i0 - window + 1",
         edited(BASE, ("j0 = max(0, i0 - window + 1)", "j0 = i0"))),
+    # huggingface/transformers#29777 ("MistralAttention: where is the sliding window"); #32235
+    Bug("window_ignored", "locality",
+        "the window is never applied: every query sees all its earlier keys, which is plain causal attention; "
+        "keep only the last `window` positions, i - window < j <= i",
+        edited(BASE, (BAND, "j <= i"), ("j0 = max(0, i0 - window + 1)", "j0 = 0"))),
+    # huggingface/transformers#39408 (window_size = (sliding_window, sliding_window)); elixir-nx/bumblebee PR #341
+    Bug("symmetric_band", "agrees",
+        "the band reaches both ways, |i - j| < window (a (window, window) pair of left and right sizes): each "
+        "query also sees window - 1 later keys; the window only looks back, i - window < j <= i",
+        edited(BASE, ("        j0 = max(0, i0 - window + 1)\n",
+                      "        j0 = max(0, i0 - window + 1)\n        j1 = min(T, i1 + window - 1)\n"),
+               ("k[..., j0:i1, :]", "k[..., j0:j1, :]"), ("np.arange(j0, i1)", "np.arange(j0, j1)"),
+               (BAND, "np.abs(j - i) < window"), ("v[..., j0:i1, :]", "v[..., j0:j1, :]"))),
+    # vllm-project/vllm#3385 ("sliding_window = (sliding_window // X) * X", window not compatible with paged attention)
+    Bug("window_rounded_to_block", "locality",
+        "the window is rounded down to a multiple of a block or page size (16 here, and never below one "
+        "block): a window of 20 keeps 16 keys and a window of 3 keeps 16; the window is exactly the number asked for, whatever the block size",
+        edited(BASE, ("    T, d = q.shape[-2:]\n", "    T, d = q.shape[-2:]\n    window = max(16, window // 16 * 16)\n"))),
+    # NVIDIA/TensorRT-LLM PR #19220 (a tile whose tokens are all too old: m stays -inf, "infinity * 0 = NaN");
+    # flashinfer-ai/flashinfer PR #4401
+    Bug("tile_with_no_visible_key", "agrees",
+        "the band is computed online over key tiles, and a row whose first tile lies entirely before its window "
+        "has a running max of -inf after it: exp(-inf - -inf) is NaN; while no key is visible, subtract 0 "
+        "(or skip the tile for that row)",
+        edited(BASE_TILED, (NO_VISIBLE_KEY, "m_safe = m_new"))),
     Bug("output_buffer_reused", "state",
         "the output is written into a module-level buffer kept per shape, so the next call of the same shape "
         "overwrites what an earlier call returned; return a new array from every call",
