@@ -56,6 +56,21 @@ BUGS = [
         "the mean and variance are taken over axis 0 (down the batch) instead of axis -1 (across the features "
         "of each vector)",
         edited(BASE, ("axis=-1", "axis=0"), count=2)),
+    # Qualcomm-AI-research/geometric-algebra-transformer PR #8; reczoo/FuxiCTR#23 (nn.LayerNorm([num_fields, embedding_dim]))
+    Bug("stats_over_last_two_axes", "rows_independent",
+        "the mean and variance are taken over the last two axes (T, d) together, as nn.LayerNorm([seq_len, "
+        "hidden]) does: every vector of a sequence shares one mean and variance; reduce over axis=-1 only",
+        edited(BASE, ("axis=-1, keepdims=True", "axis=(-2, -1), keepdims=True"), count=2)),
+    # jadore801120/attention-is-all-you-need-pytorch PR #17 ("computes the mean and standard-deviation along seq_len")
+    Bug("stats_over_axis_1", "rows_independent",
+        "the mean and variance are taken over axis 1 (the sequence axis of (B, T, d)) instead of axis -1 (the "
+        "features of each vector)",
+        edited(BASE, ("axis=-1", "axis=1"), count=2)),
+    # Kyubyong/transformer#40 (tf.nn.moments over every axis but the features, the BatchNorm statistics)
+    Bug("batchnorm_axes", "rows_independent",
+        "the mean and variance are taken over every axis except the features, as BatchNorm does: each feature "
+        "is normalised across the vectors; LayerNorm normalises each vector across its features, axis=-1",
+        edited(BASE, ("axis=-1, keepdims=True", "axis=tuple(range(x.ndim - 1)), keepdims=True"), count=2)),
     Bug("no_keepdims", "shape",
         "the mean and variance are reduced without keepdims=True: shape (...,) does not line up with (..., d), "
         "so it fails or pairs the wrong axes; keep the reduced axis",

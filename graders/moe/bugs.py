@@ -91,6 +91,23 @@ BUGS = [
         "the weights are the probabilities of experts 0..top_k-1, not of the experts picked: take them with "
         "np.take_along_axis(probs, top, axis=-1)",
         _variant(("    weights = np.take_along_axis(probs, top, axis=-1)\n", "    weights = probs[:, :top_k]\n"))),
+    # sglang-project/sglang PR #35160 ("returned the raw gathered router logits as topk_weights")
+    Bug("weights_are_raw_logits", "agrees",
+        "the picked experts' raw router logits are taken as their weights (then divided by their sum), not "
+        "their softmax probabilities: weights can be negative or huge; take the picked probabilities",
+        _variant(("    weights = np.take_along_axis(probs, top, axis=-1)\n",
+                  "    weights = np.take_along_axis(tokens @ W_router, top, axis=-1)\n"))),
+    # ml-explore/mlx-lm#1883 (softmax instead of sigmoid, LFM2); MetaX-MACA/vLLM-metax#270 (the other way)
+    Bug("sigmoid_router", "agrees",
+        "the router scores are a sigmoid per expert (the DeepSeek-V3 router) instead of a softmax over the "
+        "experts: once top_k >= 2 the renormalised weights differ; this layer (Mixtral's) takes the softmax",
+        _variant(("    probs = _softmax(tokens @ W_router)\n", "    probs = 1 / (1 + np.exp(-(tokens @ W_router)))\n"))),
+    # databricks/megablocks PR #87 (a top_k == 1 branch whose weight norm ran over the wrong axis)
+    Bug("top1_branch_normalised_over_tokens", "crowded",
+        "for top_k == 1 the weights are divided by their sum over the tokens (axis 0) instead of over each "
+        "token's picks (axis -1): with one expert per token each weight is 1",
+        _variant((RENORMALISE, "    weights = weights / (weights.sum(axis=-1, keepdims=True) if top_k > 1 "
+                               "else weights.sum(axis=0, keepdims=True))\n"))),
     # --- which experts are picked
     Bug("picks_lowest", "agrees",
         "an ascending argsort keeps the top_k LEAST likely experts; sort -probs (or take the end of an "
@@ -100,6 +117,17 @@ BUGS = [
         "reversing an ascending argsort puts the higher index first among equal probabilities; a stable "
         "argsort of -probs keeps the lower index first, as the contract asks",
         _variant((PICK, "top = np.argsort(probs, axis=-1)[:, ::-1][:, :top_k]"))),
+    # ml-explore/mlx-examples#671 (mx.argpartition(-gates, kth=ne): "Received invalid kth 2")
+    Bug("argpartition_topk", "dense",
+        "np.argpartition(-probs, kth=top_k) needs kth < n_experts, so top_k == n_experts (the dense case) "
+        "raises; kth=top_k - 1 would not, but a partition still takes tied experts in no set order: a stable "
+        "argsort of -probs picks the lower index first",
+        _variant((PICK, "top = np.argpartition(-probs, kth=top_k, axis=-1)[:, :top_k]"))),
+    # huggingface/transformers PR #43154 (the number of experts taken as top_k)
+    Bug("loops_over_top_k_experts", "agrees",
+        "the dispatch loop runs over range(top_k) instead of every expert, so a token routed to an expert "
+        "numbered top_k or above gets nothing from it; loop over range(n_experts)",
+        _variant(("    for e in range(n_experts):\n        rows, slot", "    for e in range(top_k):\n        rows, slot"))),
     Bug("top_k_fixed_at_2", "agrees",
         "two experts per token whatever top_k says (Mixtral's value, written in as a constant); use the top_k "
         "argument",
@@ -192,6 +220,14 @@ BUGS = [
         "F counts only each token's first choice (the top-1 formula of the Switch Transformer); with top_k "
         "experts per token it counts every pick",
         _variant((COUNTS, "    counts = np.bincount(picked[:, 0], minlength=n_experts)\n"))),
+    # huggingface/transformers#28093 ("The balancing loss function always return a constant")
+    Bug("loss_constant_mean_of_picked_slots", "loss_uniform",
+        "P is the mean over every slot of the picked experts' renormalised weights, which is always 1 / top_k, "
+        "so the loss is n_experts whatever the routing; P_e is the mean over the tokens of expert e's full "
+        "softmax probability, probs.mean(axis=0)",
+        _variant(("    P = probs.mean(axis=0)\n",
+                  "    w = np.take_along_axis(probs, picked, axis=-1)\n"
+                  "    P = (w / w.sum(axis=-1, keepdims=True)).mean()\n"))),
     Bug("loss_probs_of_picked_only", "loss_agrees",
         "P was averaged over the renormalised weights of the picked experts (zero elsewhere); it is the mean of "
         "the full softmax over every expert",

@@ -139,6 +139,11 @@ BUGS = [
         "no RoPE at all: the layer cannot tell positions apart; turn every query and key head by its position "
         "before the scores",
         _variant((ROPE_QK, ""))),
+    # pytorch/executorch PR #2010 (the cache branch must slice start_pos: start_pos + seqlen); panbanda/higgs PR #60
+    Bug("positions_ignored", "positions_base_eps",
+        "the positions argument is ignored and arange(T) is always used, so a chunk decoded after a cache (or "
+        "any positions given) is rotated as if it started at 0; use positions when it is given",
+        _variant(("    if positions is None:\n        positions = np.arange(T)\n", "    positions = np.arange(T)\n"))),
     Bug("rope_table_4096", "shift",
         "the angles come from a table of 4096 positions, so a position beyond it raises IndexError; RoPE "
         "needs no table: compute the angles from the positions given, whatever their size",
@@ -186,11 +191,26 @@ BUGS = [
     Bug("ffn_residual_missing", "residuals",
         "the feed-forward output is returned alone; it is added to the stream: out = h + swiglu(...)",
         _variant((FFN_RESIDUAL, '    return (silu * up) @ params["W_down"]\n'))),
+    # strutive07/transformer-tensorflow2.0#14 (layer_norm_2(tf.add(inputs, output)), marked Incorrect)
+    Bug("ffn_residual_from_block_input", "residuals",
+        "the feed-forward output is added to the block's input x instead of to h = x + attention(...), so the "
+        "attention output is dropped from the stream: out = h + swiglu(rms_norm(h))",
+        _variant((FFN_RESIDUAL, '    return x + (silu * up) @ params["W_down"]\n'))),
+    # Project-MONAI/MONAI PR #9011 review (x = self.norm(x) reassigns x); tracel-ai/burn PR #1054
+    Bug("ffn_residual_from_normalised", "zero_sublayers",
+        "the feed-forward output is added to the normalised copy rms_norm(h) instead of to h (x = norm(x); "
+        "x = x + FF(x) overwrites the stream): out = h + FF(rms_norm(h))",
+        _variant((FFN_RESIDUAL, '    return f + (silu * up) @ params["W_down"]\n'))),
     Bug("norm_scales_swapped", "agrees",
         "the two RMSNorm scales are swapped: attn_norm belongs to the norm before attention, ffn_norm to the "
         "norm before the feed-forward block",
         _variant(('    a = rms_norm(x, params["attn_norm"])', '    a = rms_norm(x, params["ffn_norm"])'),
                  ('    f = rms_norm(h, params["ffn_norm"])', '    f = rms_norm(h, params["attn_norm"])'))),
+    # kekzl/imp PR #1289 ("scaled by W instead of 1 + W"); linkedin/Liger-Kernel#74
+    Bug("norm_weight_offset_one", "agrees",
+        "RMSNorm multiplies by (1 + w), the Gemma storage convention; here the weight is the scale itself: "
+        "rms_norm(x) * w",
+        _variant(("+ eps) * w", "+ eps) * (1 + w)"))),
     Bug("rms_norm_without_eps", "zero_row",
         "RMSNorm divides by sqrt(mean(x**2)) with no eps: an all-zero row (a padding position) becomes 0/0 = "
         "NaN, and attention carries the NaN to every later row; eps goes under the root",
@@ -207,6 +227,11 @@ BUGS = [
     Bug("scale_by_sqrt_d_model", "agrees",
         "the scores were divided by sqrt(d_model); the scale is sqrt(d_head), the length of one head's dot product",
         _variant((SCALE, "scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_model)"))),
+    # NeuraLegion/shainet PR #176 ("the missing query scale"); flexflow/flexflow-train#467
+    Bug("no_scaling", "agrees",
+        "the scores are not divided by sqrt(d_head), so the softmax is too sharp for larger heads; divide "
+        "q @ k.T by sqrt(d_head)",
+        _variant((SCALE, "scores = q @ k.transpose(0, 1, 3, 2)"))),
     Bug("no_causal_mask", "causal",
         "no causal mask: every row also attends to the rows after it",
         _variant(("    scores = np.where(mask, -np.inf, scores)\n", ""))),
