@@ -23,6 +23,17 @@ def main() -> None:
         from practice.completion import complete_quickly
 
         complete_quickly()
+    _grading_first(sys.argv[1:])
     from kata import cli
 
     cli(prog_name="kata")
+
+
+def _grading_first(args: list[str]) -> None:
+    """`kata check ...`, unless it asks for help: the grading process starts before click and
+    the command line load, so that its NumPy import overlaps theirs (the command then finds
+    it started). A usage error ends it with `kata`, as any other."""
+    if args[:1] == ["check"] and not {"-h", "--help"} & set(args):
+        from practice import grading
+
+        grading.prepare([a for a in args[1:] if not a.startswith("-")])

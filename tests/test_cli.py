@@ -681,3 +681,18 @@ def test_a_new_attempt_at_a_kata_passed_before_still_asks_before_spoiling(kenv):
         assert r.exit_code == 1 and "no answer to the question" in r.stderr, (args, r.stderr)
         assert "def softmax" not in r.stdout and "Model answer" not in r.stdout
     assert kenv.db().execute("SELECT SUM(solution_viewed) FROM attempts").fetchone()[0] == 0
+
+
+def test_the_grading_process_starts_first_only_for_a_check_that_will_grade(monkeypatch):
+    """`kata check ...` starts the grading process before click loads; a request for help,
+    or any other command, starts nothing there."""
+    import attention_katas
+    from practice import grading
+
+    started = []
+    monkeypatch.setattr(grading, "prepare", lambda hints=(): started.append(list(hints)))
+    for args in (["check", "--help"], ["check", "softmax", "-h"], ["list"], ["watch", "softmax"], []):
+        attention_katas._grading_first(args)
+    assert started == []
+    attention_katas._grading_first(["check", "softmax", "--file", "x/softmax.py", "--json"])
+    assert started == [["softmax", "x/softmax.py"]]
