@@ -3,7 +3,8 @@
 Hints come one at a time and count against an open attempt until it passes. The
 reference (`kata solution`, `kata compare`) asks first while it would spoil something,
 and viewing it is recorded against an open attempt that has not passed yet. Neither is
-available in a mock interview (in a strict one, asking is a usage error). `p` is the `practice.sessions.Practice` the command opened.
+available in a mock interview (asking is a usage error). `p` is the `practice.sessions.Practice`
+the command opened.
 """
 from __future__ import annotations
 
