@@ -26,6 +26,7 @@ def dev_check_command():
     """
     from practice import catalogue, dev
 
+    _in_a_clone(catalogue.ROOT)
     faults = dev.check(catalogue.ROOT)
     for f in faults:
         out(f"{f.kata}: {f.what}")
@@ -49,8 +50,16 @@ def dev_new_command(name, title, minutes):
     """
     from practice import catalogue, dev_new, paths
 
+    _in_a_clone(catalogue.ROOT)
     if not name.isidentifier() or name != name.lower():
         raise click.UsageError(f"{name!r} is not a kata name: lower case letters, digits and _")
     for path in dev_new.new(catalogue.ROOT, name, title, minutes):
         out(f"wrote {paths.shown(path)}")
     out(f"Next: `kata dev check` lists what {name} still needs.")
+
+
+def _in_a_clone(root) -> None:
+    """The dev commands work on the repository; an installed copy has no README or tests."""
+    if not (root / "pyproject.toml").is_file():
+        raise click.UsageError(f"`kata dev` works in a clone of the repository, and {root} is an installed "
+                               f"copy; run it from the clone (`pip install -e .` there)")

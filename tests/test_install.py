@@ -89,6 +89,9 @@ def test_an_installed_copy_is_one_package_and_the_kata_command(tmp_path):
     assert "Hint 1 of 4 for softmax" in hint.stdout and "exp(1e4) is inf" in hint.stdout, hint.stdout
     assert "✗ stays finite and correct for huge logits" in hint.stdout
 
+    dev = kata("dev", "check")  # an installed copy is not the repository the dev commands work on
+    assert dev.returncode == 2 and "works in a clone of the repository" in dev.stderr, dev.stdout + dev.stderr
+
     tab = subprocess.run([str(python), "-X", "importtime", str(python.parent / "kata")], cwd=elsewhere,
                          env=dict(env, _KATA_COMPLETE="bash_complete", COMP_WORDS="kata start so", COMP_CWORD="2"),
                          capture_output=True, text=True, timeout=60)
