@@ -60,6 +60,6 @@ def dev_new_command(name, title, minutes):
 
 def _in_a_clone(root) -> None:
     """The dev commands work on the repository; an installed copy has no README or tests."""
-    if not (root / "pyproject.toml").is_file():
+    if any(root.parent.glob("attention_katas-*.dist-info")):  # site-packages: attention_katas/ beside its record
         raise click.UsageError(f"`kata dev` works in a clone of the repository, and {root} is an installed "
                                f"copy; run it from the clone (`pip install -e .` there)")
