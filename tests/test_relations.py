@@ -225,6 +225,17 @@ def test_constant_offset_named():
     assert observe(want - 3, want) == ["the output equals the reference minus 3 everywhere"]
 
 
+def test_differences_at_the_edge_of_the_tolerance_are_no_offset_or_factor():
+    """eps added outside the square root moves each entry by a few 1e-7, up and down: a
+    constant that halves the largest difference still leaves it, so no offset is claimed."""
+    want = np.array([[-0.6663722], [-0.66636967]])  # rms_norm's smallest failing case, x of shape (2, 1)
+    got = want + np.array([[3.15115692e-07], [-8.21683338e-07]])
+    said = " ".join(observe(got, want))
+    assert "everywhere" not in said and "times" not in said, said
+    varied = np.array([[-0.6663722], [1.3], [0.2]])  # an offset well past the tolerance is still named
+    assert observe(varied + 2.53e-3, varied) == ["the output equals the reference plus 0.00253 everywhere"]
+
+
 def test_residual_that_does_not_belong():
     rng = np.random.default_rng(8)
     x = rng.normal(size=(B, T, D_MODEL))

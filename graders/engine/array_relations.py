@@ -61,6 +61,24 @@ def _holds(G: np.ndarray, pred: np.ndarray, ignored: np.ndarray, w: "_Words") ->
     return bool(np.all(_close(G, pred, w) | ignored))
 
 
+EXPLAINS = 0.1  # a fitted relation must leave at most this share of the largest difference
+
+
+def _explains(G: np.ndarray, pred: np.ndarray, W: np.ndarray, ignored: np.ndarray, w: "_Words") -> bool:
+    """`pred` (a relation fitted to the answers) holds within tolerance and accounts for the
+    difference: what it leaves is a tenth of what there was at most. A difference at the
+    edge of the tolerance is otherwise "explained" by any constant that halves it."""
+    if not _holds(G, pred, ignored, w):
+        return False
+    keep = np.isfinite(G) & np.isfinite(W) & np.isfinite(pred)
+    if not keep.any():
+        return True
+    with np.errstate(all="ignore"):
+        before = float(np.max(np.abs(G[keep] - W[keep])))
+        after = float(np.max(np.abs(G[keep] - pred[keep])))
+    return after <= EXPLAINS * before
+
+
 # ----------------------------------------------------------------------------- axes
 
 def _axis_perms(ws: tuple, gs: tuple):
@@ -263,7 +281,7 @@ def _value_relations(G, W, w: _Words, inputs: dict[str, np.ndarray]) -> list[Fin
     if n_nz >= 1:
         with np.errstate(all="ignore"):
             c = float(np.dot(G[nz], W[nz]) / np.dot(W[nz], W[nz]))
-        if math.isfinite(c) and abs(c - 1.0) > w.name_tol and _holds(G, c * W, ignored, w):
+        if math.isfinite(c) and abs(c - 1.0) > w.name_tol and _explains(G, c * W, W, ignored, w):
             known, _ = w.names_of(c)
             named = known is not None and _holds(G, known * W, ignored, w)
             if named or (n_nz >= 2 and not w_constant):
@@ -279,7 +297,7 @@ def _value_relations(G, W, w: _Words, inputs: dict[str, np.ndarray]) -> list[Fin
     if not explained:
         with np.errstate(all="ignore"):
             c = float(np.median(G[fin] - W[fin]))
-        if math.isfinite(c) and abs(c) > w.atol and _holds(G, W + c, ignored, w):
+        if math.isfinite(c) and abs(c) > w.atol and _explains(G, W + c, W, ignored, w):
             known, _ = w.names_of(abs(c), generic=False)
             named = known is not None and _holds(G, W + math.copysign(known, c), ignored, w)
             if named or (n_fin >= 2 and not w_constant):
@@ -304,10 +322,10 @@ def _value_relations(G, W, w: _Words, inputs: dict[str, np.ndarray]) -> list[Fin
             continue
         with np.errstate(all="ignore"):
             plus, minus = W + A, W - A
-        if _holds(G, plus, ignored, w):
+        if _explains(G, plus, W, ignored, w):
             out.append(Finding(R_INPUT, "plus_input", f"{subj} {equals} {ref} plus the input {name} "
                                f"(a residual that does not belong)", (name, 1)))
-        elif _holds(G, minus, ignored, w):
+        elif _explains(G, minus, W, ignored, w):
             out.append(Finding(R_INPUT, "minus_input", f"{subj} {equals} {ref} minus the input {name} "
                                f"(the residual {name} is missing)", (name, -1)))
 
