@@ -507,6 +507,16 @@ def test_weights_right_output_scaled():
                    "y equals the reference's y times 2 (sqrt(d_head))"]
 
 
+def test_weights_over_a_single_key_are_not_said_to_agree():
+    """At T = 1 every weight is 1 whatever the mistake: their agreeing says nothing, so the
+    observation speaks of y alone."""
+    q, k, v = qkv(34, t=1)
+    y, w = attention(q, k, v)
+    out = observe((2 * y, w), (y, w), names=("y", "the weights"), constants=CONSTANTS)
+    assert not any("weights agree" in line for line in out), out
+    assert "y equals the reference's y times 2 (sqrt(d_head))" in out
+
+
 def test_output_right_weights_transposed():
     q, k, v = qkv(33)
     y, w = attention(q, k, v)

@@ -106,6 +106,10 @@ BUGS = [
         "n_heads // n_kv_heads, which equals n_kv_heads only when n_heads == n_kv_heads ** 2",
         edited(BASE, (REPEAT, "    kv_of = np.arange(n_heads) // n_kv_heads\n"
                               "    k = k[:, kv_of]\n    v = v[:, kv_of]\n"))),
+    Bug("every_query_on_kv_head_0", "grouping",
+        "every query head reads KV head 0 (its keys and values indexed with 0, or sliced [:, :1] and broadcast): "
+        "the other KV heads are never used; query head h reads KV head h // (n_heads // n_kv_heads)",
+        edited(BASE, (REPEAT, "    kv_of = np.zeros(n_heads, dtype=int)\n    k = k[:, kv_of]\n    v = v[:, kv_of]\n"))),
     # PrimeIntellect-ai/prime-rl PR #2681 (repeat_interleave on dim 1 of (batch, seq, heads, dim))
     Bug("repeat_on_sequence_axis", "grouping",
         "the KV heads are repeated along axis 1 while k and v are still (B, T, n_kv_heads, d_head), so it is the "
