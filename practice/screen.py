@@ -116,7 +116,7 @@ def status_line(t) -> Text:
         done = render.plural(len(t.partial), "check")
         return Text.assemble((sym["todo"], "yellow"), f" {name}  ", (f"grading: {done} done", "yellow")) + where
     if t.report is None:
-        return Text(f"  {name}  ({t.note or 'the file is missing'})") + where
+        return Text(f"  {name}  ({t.missing_report()})") + where
     mark = (sym["pass"], "green") if t.report.passed else \
         (sym["todo"], "yellow") if t.report.not_implemented else (sym["fail"], "red")
     when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"

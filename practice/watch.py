@@ -91,6 +91,11 @@ class Target:
         self.graded_at: float | None = None
         self.partial: list[CheckResult] | None = None  # the checks ended so far, while it is graded
 
+    def missing_report(self) -> str:
+        """Why there is no report to show: what the last grading noted, a file not there, or
+        a grading still to come (another question is graded first)."""
+        return self.note or ("waiting to be graded" if self.path.is_file() else "the file is missing")
+
 
 class Watch:
     """One `kata watch`: the attempts, the clock they run on, and where they are shown."""
@@ -246,7 +251,7 @@ def _block(t: Target) -> Text:
     """A grading as `kata check` prints it, with the time it was graded."""
     head = Text(f"{t.attempt['kata']}: {paths.shown(t.path)}", style="bold")
     if t.report is None:
-        return term.join([head, f"  ({t.note or 'the file is missing'})"])
+        return term.join([head, f"  ({t.missing_report()})"])
     when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"
     return term.join([head, render.report(t.report),
                       render.summary(t.report) + Text(f"  (graded {when})", style="dim")]

@@ -163,3 +163,15 @@ def test_a_watch_and_checks_in_other_processes_at_once(tmp_path, subprocess_env)
     commands = [r[0] for r in con.execute("SELECT command FROM gradings")]
     assert commands.count("check") == 4 and commands.count("watch") >= 2
     assert con.execute("SELECT clock FROM attempts").fetchone()[0] == "solved"
+
+
+def test_a_question_not_graded_yet_is_waiting_and_a_deleted_one_is_missing(tmp_path):
+    from practice import screen
+    from practice.watch import Target
+
+    there = tmp_path / "moe.py"
+    there.write_text("x = 1\n")
+    waiting = Target({"kata": "moe", "path": str(there)})
+    gone = Target({"kata": "rope", "path": str(tmp_path / "rope.py")})
+    assert "(waiting to be graded)" in screen.status_line(waiting).plain
+    assert "(the file is missing)" in screen.status_line(gone).plain
