@@ -259,15 +259,25 @@ class Store:
         try:
             return self._open_once()
         except _Unusable as e:
-            self.set_aside(str(e))
+            reason = str(e)
         except sqlite3.DatabaseError as e:
             if not _is_corruption(e):
                 raise
-            self.set_aside(f"it is damaged ({e})")
+            reason = f"it is damaged ({e})"
+        moved = self.set_aside(reason, quiet=True)
         try:
-            return self._open_once()
+            db = self._open_once()
         except (sqlite3.DatabaseError, _Unusable) as e:
             raise StoreError(f"cannot start a new database at {self.path}: {e}") from e
+        if moved is not None:
+            from practice.salvage import salvage
+
+            copied, lost = salvage(moved, db, SCHEMA_VERSION, APPLICATION_ID)
+            kept = (f"{copied} records that could still be read were copied into a new one"
+                    + (f" ({lost} could not be, and stay in it)" if lost else "")) if copied else "a new one started"
+            self.warn(f"the practice database {self.path} could not be used: {reason}. "
+                      f"It was kept as {moved.name} and {kept}; your attempt files are untouched.")
+        return db
 
     def _open_once(self) -> sqlite3.Connection:
         if not self.path.exists():
@@ -384,8 +394,9 @@ class Store:
                                  "read-only, so it cannot be set aside") from None
         raise StoreError(f"cannot read {self.path}: {cause}") from cause
 
-    def set_aside(self, reason: str) -> Path | None:
-        """Rename the database file (and its WAL files) aside and warn on stderr."""
+    def set_aside(self, reason: str, quiet: bool = False) -> Path | None:
+        """Rename the database file (and its WAL files) aside and warn on stderr (unless
+        `quiet`: the caller says what became of it)."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
         dest = self.path.with_name(f"{self.path.name}.broken-{stamp}")
         n = 1
@@ -401,7 +412,7 @@ class Store:
                     moved = dest
             except FileNotFoundError:
                 pass
-        if moved is not None:
+        if moved is not None and not quiet:
             self.warn(
                 f"the practice database {self.path} could not be used: {reason}. "
                 f"It was kept as {moved.name} and a new one started; your attempt files are untouched."

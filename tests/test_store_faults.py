@@ -149,6 +149,35 @@ def test_an_empty_or_damaged_database_is_set_aside_with_a_warning(world, content
     assert r.returncode == 0 and r.stderr == ""
 
 
+def test_a_damaged_page_loses_only_the_records_on_it(world):
+    """A disk error in the gradings' page: sqlite refuses the file, which is set aside as it
+    was, and every record that can still be read (the attempts, their events) is copied into
+    the new one; the gradings on the damaged page, and only they, are gone."""
+    root, home, env = world
+    kata(root, env, "start", "softmax")
+    kata(root, env, "check")
+    kata(root, env, "start", "rope")
+    con = sqlite3.connect(home / "kata.sqlite3")
+    counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("attempts", "events", "gradings")}
+    page = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'gradings'").fetchone()[0]
+    size = con.execute("PRAGMA page_size").fetchone()[0]
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    with open(home / "kata.sqlite3", "r+b") as f:  # where the page says its rows are: past its end
+        f.seek((page - 1) * size + 8)
+        f.write(b"\xff\xf0" * counts["gradings"])
+    before = (home / "kata.sqlite3").read_bytes()
+    r = kata(root, env, "status")
+    assert r.returncode == 0, r.stderr
+    assert f"{counts['attempts'] + counts['events']} records that could still be read were copied" in r.stderr, r.stderr
+    (kept,) = home.glob("kata.sqlite3.broken-*")
+    assert kept.read_bytes() == before  # set aside untouched
+    assert "rope" in r.stdout and "softmax" in r.stdout  # both attempts still in progress
+    con = sqlite3.connect(home / "kata.sqlite3")
+    assert con.execute("SELECT count(*) FROM gradings").fetchone()[0] == 0
+    assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
 def test_a_new_database_is_never_an_empty_file(world):
     """Six processes create the database at once; none sees another's half-made file."""
     root, home, env = world
