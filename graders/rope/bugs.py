@@ -81,6 +81,10 @@ BUGS = [
         "the rotation runs backwards (by -angle): out_i = x_i cos - x_{i+d/2} sin and "
         "out_{i+d/2} = x_{i+d/2} cos + x_i sin, and rotate_half is concatenate([-x2, x1]), not [x2, -x1]",
         edited(BASE, ("x1 * cos - x2 * sin, x2 * cos + x1 * sin", "x1 * cos + x2 * sin, x2 * cos - x1 * sin"))),
+    Bug("cos_and_sin_swapped", "position_zero",
+        "the tables are swapped, cos = sin(angles) and sin = cos(angles): at position 0, where the angle is 0 and "
+        "nothing may turn, every pair is turned by 90 degrees; cos goes with x, sin with rotate_half(x)",
+        edited(BASE, ("cos, sin = np.cos(angles), np.sin(angles)", "cos, sin = np.sin(angles), np.cos(angles)"))),
     Bug("sign_slip_second_half", "pair_norms",
         "a sign slip in the second half (x_{i+d/2} cos - x_i sin with the first half as usual): that is "
         "not a rotation, so lengths and relative positions are lost",
