@@ -60,7 +60,7 @@ def attend(impl, x, W_q, W_k, W_v, **flag):
 
 def expect_agrees(got, want, source, dtype="float64", extreme=False):
     """The attempt's weights, then its out, against the reference's."""
-    expect_close(got[1], want[1], f"the weights of {source}", dtype, extreme=extreme)
+    expect_close(got[1], want[1], f"the weight matrix of {source}", dtype, extreme=extreme)
     expect_close(got[0], want[0], f"out of {source}", dtype, extreme=extreme)
 
 
