@@ -53,8 +53,11 @@ def dev_new_command(name, title, minutes):
     _in_a_clone(catalogue.ROOT)
     if not name.isidentifier() or name != name.lower():
         raise click.UsageError(f"{name!r} is not a kata name: lower case letters, digits and _")
-    for path in dev_new.new(catalogue.ROOT, name, title, minutes):
+    written = dev_new.new(catalogue.ROOT, name, title, minutes)
+    for path in written:
         out(f"wrote {paths.shown(path)}")
+    if not written:
+        out(f"{name} has every file already, and none was replaced.")
     out(f"Next: `kata dev check` lists what {name} still needs.")
 
 
