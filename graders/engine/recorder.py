@@ -95,7 +95,6 @@ class Call:
     poked: tuple | None = None  # (value, id of the last call before): the caller wrote value into the result
     process: int = 0            # the attempt's process it was made in (graders.engine.sandbox.Sandbox.process)
 
-
     @property
     def source(self) -> str:
         """The Python that makes the call, e.g. "softmax(z, axis=0)": written when first read,
