@@ -177,21 +177,26 @@ def _flat_along(a: np.ndarray, k: int) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- relations (same shape)
 
+def _transposition(G, W, w: _Words) -> tuple | None:
+    """The order of W's axes (as for np.transpose) that makes it G, other than the identity."""
+    return next((p for p in _axis_perms(W.shape, G.shape) if _all_close(G, np.transpose(W, p), w)), None)
+
+
+def _swapped(p: tuple, w: _Words) -> str | None:
+    """The axes a transposition `p` swaps, in words; None when it does more than one swap."""
+    swap, nd = _swap_of(p), len(p)
+    if swap == (nd - 2, nd - 1):
+        return w.last_two(nd)
+    return w.axes_pair(*swap) if swap else None
+
+
 def _axes_relation(G, W, w: _Words) -> list[Finding]:
-    nd = G.ndim
-    for p in _axis_perms(W.shape, G.shape):
-        if not _all_close(G, np.transpose(W, p), w):
-            continue
-        is_ = w.verb("is", "are")
-        swap = _swap_of(p)
-        if swap == (nd - 2, nd - 1):
-            text = f"{w.subject} {is_} {w.ref} with {w.last_two(nd)} swapped"
-        elif swap:
-            text = f"{w.subject} {is_} {w.ref} with {w.axes_pair(*swap)} swapped"
-        else:
-            text = f"{w.subject} {is_} {w.ref} with its axes in the order {_shape(p)}"
-        return [Finding(R_AXES, "transpose", text, (p,))]
-    return []
+    p = _transposition(G, W, w)
+    if p is None:
+        return []
+    swapped = _swapped(p, w)
+    how = f"{swapped} swapped" if swapped else f"its axes in the order {_shape(p)}"
+    return [Finding(R_AXES, "transpose", f"{w.subject} {w.verb('is', 'are')} {w.ref} with {how}", (p,))]
 
 
 def _along_axis_relations(G, W, w: _Words) -> list[Finding]:

@@ -31,10 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from graders.engine.array_relations import (_all_close, _along_axis_relations, _axes_relation, _axis_perms,
-                                            _close, _pattern, _sums_relation, _swap_of, _tempered_relation,
-                                            _to_array,
-                                            _value_relations)
+from graders.engine.array_relations import (_all_close, _along_axis_relations, _axes_relation, _close, _pattern,
+                                            _sums_relation, _swapped, _tempered_relation, _to_array,
+                                            _transposition, _value_relations)
 from graders.engine.wording import (Finding, MAX_SENTENCES, R_FACTOR, R_LEAD, R_OFFSET, R_SHAPE,
                                     R_SWAPPED_PARTS, _Words, _bare, _constants, _is_plural, _listing,
                                     _ordinal, _shape)
@@ -93,19 +92,11 @@ def _shapes(G: np.ndarray, W: np.ndarray, w: _Words) -> list[Finding]:
         return []
     empty = G.size == 0
     if len(gs) == len(ws) and sorted(gs) == sorted(ws):
-        if not empty:
-            nd = len(ws)
-            for p in _axis_perms(ws, gs):
-                if not _all_close(G, np.transpose(W, p), w):
-                    continue
-                swap = _swap_of(p)
-                if swap == (nd - 2, nd - 1):
-                    what = f"{w.last_two(nd)} are swapped"
-                elif swap:
-                    what = f"{w.axes_pair(*swap)} are swapped"
-                else:
-                    what = f"it is {w.ref} with its axes in the order {_shape(p)}"
-                return [Finding(R_SHAPE, "transposed_shape", f"{base}: {what}", (p,))]
+        p = None if empty else _transposition(G, W, w)
+        if p is not None:
+            swapped = _swapped(p, w)
+            what = f"{swapped} are swapped" if swapped else f"it is {w.ref} with its axes in the order {_shape(p)}"
+            return [Finding(R_SHAPE, "transposed_shape", f"{base}: {what}", (p,))]
         return [Finding(R_SHAPE, "shape", base)]
     if [d for d in gs if d != 1] == [d for d in ws if d != 1]:
         if not empty and _all_close(G.reshape(ws), W, w):
