@@ -5,11 +5,12 @@ does the work; graders/engine/report.py is the report's type).
 graded and what the caller records, so a file saved during a grading cannot make the
 record and the verdict disagree.
 
-The harness runs the attempt in a child process and never raises for problems in the
-attempt. What the grading process sends back is the report's JSON, read here with
-`Report.from_dict`, so the rest of practice/ sees one type whoever graded. This module
-imports the harness only when a grading is asked for, so that `kata list`, `kata status`
-and the rest stay instant. Tests replace `grade` with a stand-in.
+Grading has one route: the judge, a process of its own (graders/engine/service.py), which
+never raises for problems in the attempt. What it sends back is the report's JSON, read
+here with `Report.from_dict`. This process never imports NumPy or a grader, so that `kata
+list`, `kata status` and the rest stay instant, and even a command that grades only now
+and then (`kata list` after a mock's time ran out) grades through the judge. Tests replace
+`grade` with a stand-in.
 """
 from __future__ import annotations
 
@@ -28,14 +29,13 @@ class BadSetting(ValueError):
     """An environment setting grading cannot use (KATA_CHECK_SECONDS): a usage error."""
 
 
-_SERVICE = None  # the grading process of a command that grades (graders/engine/service.py)
+_SERVICE = None  # the judge of this command (graders/engine/service.py), started when first needed
 
 
 def prepare(hints: list[str] = ()) -> None:
-    """Start the grading process now, so that it imports NumPy and the graders while this
-    process loads the rest: commands about to grade call this first (`hints`, their command
-    line, may name the kata). Without it, grade() grades in this process. Never fails:
-    grade() says what is wrong."""
+    """Start the judge now, so that it imports NumPy and the graders while this process loads
+    the rest: commands about to grade call this first (`hints`, their command line, may name
+    the kata). grade() starts it otherwise. Never fails: grade() says what is wrong."""
     global _SERVICE
     if _SERVICE is None:
         try:
@@ -44,41 +44,21 @@ def prepare(hints: list[str] = ()) -> None:
             from graders.engine.service import Service
 
             _SERVICE = Service(hints)
-            atexit.register(_SERVICE.close)  # killed when this command ends, even stopped
+            atexit.register(_SERVICE.close)  # it ends what it started when this command ends
         except Exception:
             _SERVICE = None
 
 
 def grade(kata: str, path, source: bytes | None = None, progress=None) -> Report:
-    """The report of grading `source` (else the file at `path`) against `kata`'s grader.
-    `progress`, when given, is called with each CheckResult as its check ends."""
+    """The report of grading `source` (else the file at `path`) against `kata`'s grader, by the
+    judge in its own process. `progress`, when given, is called with each CheckResult as its
+    check ends."""
     if source is None:
         with open(path, "rb") as f:
             source = f.read()
-    if _SERVICE is not None:
-        return _by_service(kata, path, source, progress)
-    try:
-        from graders.engine.harness import grade_report
-    except ImportError as e:
-        raise GradingUnavailable(
-            f"the grading harness (graders/engine/harness.py) cannot be loaded: {e}"
-        ) from e
-    try:
-        return grade_report(kata, path, source=source, progress=progress)
-    except ValueError as e:
-        if type(e).__name__ == "SettingError":
-            raise BadSetting(str(e)) from None
-        raise GradingUnavailable(f"the grader for {kata} failed ({type(e).__name__}: {e})") from e
-    except Exception as e:  # a bug in a grader, not in the user's attempt
-        if os.environ.get("KATA_DEBUG"):
-            raise
-        raise GradingUnavailable(
-            f"the grader for {kata} failed ({type(e).__name__}: {e}); "
-            "set KATA_DEBUG=1 to see the traceback"
-        ) from e
-
-
-def _by_service(kata: str, path, source: bytes, progress=None) -> Report:
+    prepare([kata])
+    if _SERVICE is None:
+        raise GradingUnavailable("the grading process cannot be started")
     from graders.engine.report import CheckResult, Report
     from graders.engine.service import ServiceFailed
 
@@ -88,4 +68,6 @@ def _by_service(kata: str, path, source: bytes, progress=None) -> Report:
     except ServiceFailed as e:
         if e.kind == "setting":
             raise BadSetting(str(e)) from None
+        if e.kind == "grader" and os.environ.get("KATA_DEBUG"):
+            raise GradingUnavailable(f"the grader for {kata} failed ({e})") from None
         raise GradingUnavailable(f"the grader for {kata} failed ({e})" if e.kind == "grader" else str(e)) from None

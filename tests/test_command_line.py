@@ -43,7 +43,7 @@ def test_help_and_usage_errors_start_no_grading_process(tmp_path, subprocess_env
         assert status in (0, 2) and started == "", (args, started)
     status, started = processes_started(tmp_path, subprocess_env,
                                         "check", "softmax", "--file", "katas/softmax.py")
-    assert status == 1 and "service.py" in started  # the probe sees it when there is one
+    assert status == 1 and "graders.engine.service" in started  # the probe sees it when there is one
 
 
 def test_every_kata_name_argument_is_one_parameter_type():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -177,25 +178,27 @@ def test_interrupting_kata_leaves_no_process_behind(tmp_path, subprocess_env, ho
 
 # ----------------------------------------------------------------------------- time and output
 
-def test_a_hang_fails_its_check_and_the_other_checks_still_run(tmp_path, monkeypatch):
+def test_a_hang_is_one_message_with_its_call_and_line_and_the_rest_are_not_run(tmp_path, monkeypatch):
     monkeypatch.setenv("KATA_CHECK_SECONDS", "2")
     hang = "    if z.ndim == 3 and z.shape[1] == 1:\n        import time\n        time.sleep(1000)  # a hang that leaves the cores to the other tests\n    e = np.exp"
-    started = time.monotonic()
     report = grade("softmax", write(tmp_path, GOOD.replace("    e = np.exp", hang)))
-    failed = failures(report)
-    assert any("did not finish within 2 s on softmax(z" in m for m in failed.values()), failed
-    assert sum(c["passed"] for c in report["checks"]) >= 3, "the checks after the hang must run, afresh"
-    assert not any("time" in c["why"] for c in report["skipped"])
-    assert not any(c["status"] == "skipped" for c in report["checks"])  # a check not run is under skipped
-    assert time.monotonic() - started < 8
+    [(name, message)] = failures(report).items()
+    assert message.startswith("did not finish within 2 s on softmax(z, axis=1) (z (2, 1, 5) float64): it was "
+                              "running line 7 of your file (`time.sleep(1000)  # a hang that leaves the cores to "
+                              "the other tests`) when it was stopped"), message
+    assert report["skipped"] and all(f"'{name}' did not finish, so the checks after it were not run" in c["why"]
+                                     for c in report["skipped"]), report["skipped"]
+    assert report["seconds"] < 2 + 2, "the checks after a hang cost nothing more"
 
 
-def test_an_endless_function_costs_about_three_time_limits(tmp_path, monkeypatch):
+def test_an_endless_function_costs_one_time_limit(tmp_path, monkeypatch):
     monkeypatch.setenv("KATA_CHECK_SECONDS", "0.5")
     report = grade("softmax", write(tmp_path, "def softmax(z, axis=-1):\n    while True:\n        pass\n"))
     assert not report["passed"]
-    assert report["seconds"] < 0.5 + 2 * 0.5 + 2
-    assert any("time left" in c["why"] for c in report["skipped"])
+    assert report["seconds"] < 0.5 + 1.5
+    [message] = failures(report).values()
+    assert re.search(r"it was running line [23] of your file \(`(while True:|pass)`\) when it was stopped$", message), message
+    assert len(report["skipped"]) >= 10 and all("were not run" in c["why"] for c in report["skipped"])
     assert not any(c["status"] == "skipped" for c in report["checks"])  # a check not run is not under checks
 
 

@@ -30,6 +30,30 @@ def arguments_text(args, kwargs, names: dict) -> str:
     return ", ".join(parts)
 
 
+def shapes(value, names: dict) -> str:
+    """The arrays of a call's (args, kwargs), by name, shape and dtype: "z (2, 131072) float64"."""
+    found: list[str] = []
+
+    def walk(v, label: str, depth: int = 0) -> None:
+        if len(found) >= 6:
+            return
+        if isinstance(v, np.ndarray):
+            found.append(f"{names.get(id(v)) or label} {tuple(v.shape)} {v.dtype}")
+        elif depth < 3 and isinstance(v, (tuple, list)):
+            for i, x in enumerate(v):
+                walk(x, names.get(id(x)) or f"{label}[{i}]", depth + 1)
+        elif depth < 3 and isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, names.get(id(x)) or f"{label}[{k!r}]", depth + 1)
+
+    args, kwargs = value
+    for i, a in enumerate(args):
+        walk(a, names.get(id(a)) or f"argument {i + 1}")
+    for k, a in kwargs.items():
+        walk(a, names.get(id(a)) or k)
+    return ", ".join(found)
+
+
 def repro_for(calls: list[Call], inputs, path: str | None,
               input_lines: list[str] | None = None) -> str:
     """A few lines of Python that rebuild the inputs and make the failing calls."""

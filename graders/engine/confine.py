@@ -1,32 +1,40 @@
-"""What the attempt's process may reach: its own empty folder, a clean environment, the
-imports an attempt may make, hard limits, and on Linux nothing outside its folder.
+"""What the attempt's process may reach: its own empty folder, a whitelisted environment, the
+imports an attempt may make, hard limits, its own ids, and on Linux nothing outside its folder.
 
-`prepare()` runs once in the template, before any fork (graders.engine.reaper): it looks
-up what every worker needs. `confine(folder)` runs in each worker as soon as it is forked,
-before it waits for the attempt, so that its cost is paid while the judge does other work:
+`prepare()` runs once in the process that forks attempts (graders.engine.boot), before any
+fork: it looks up what every attempt needs. `confine(folder)` runs in each attempt's
+process as soon as it starts, before it waits for the attempt:
 
-- the worker works in `folder/work`, an empty folder of its own (the reaper, or the judge,
-  removes `folder` when the grading ends); HOME and TMPDIR point there; KATA_* and every
-  variable naming the project's folder leave its environment;
+- it works in `folder/work`, an empty folder of its own (the judge removes `folder` when
+  the grading ends); its environment is the whitelist `ENVIRONMENT` names, with HOME and
+  TMPDIR in its folder; the process was started from an environment of that whitelist too,
+  so that /proc/self/environ holds nothing else;
 - `sys.path` holds the standard library only, `sys.modules` loses every module that is
   neither NumPy nor the standard library (the engine's own included: the worker keeps its
   own references), and `imports.Refuser` stands first on `sys.meta_path`;
+- run as root, it gives up every id (user, group, supplementary groups, file-system ids) for
+  a user id of its own, and every capability but reading what its own user id could not
+  reach of Python's and NumPy's files (only where those lie in a folder closed to others);
 - hard limits: address space, file size, no core dumps, and a number of processes (a fork
-  bomb stops there); run as root, the worker first takes a user id of its own and gives up
-  every capability, so that no limit can be lifted and root's processes cannot be signalled;
-- Landlock (Linux 5.13 and later, where enabled): the worker and all it starts may write
+  bomb stops there);
+- it adopts every orphan of what it starts (a child subreaper), so the judge finds the whole
+  tree below it, and dies with its parent;
+- Landlock (Linux 5.13 and later, where enabled): it and everything it starts may write
   only in `folder`, read only the system's, Python's and NumPy's folders (not the project,
-  not the work folder), and, from Linux 6.12, signal only each other.
+  not the work folder), and, from Linux 6.12, signal only each other;
+- a seccomp filter (graders.engine.seccomp, Linux on x86-64 and AArch64): no change to any
+  file's mode, owner, times or extended attributes, no network, no signal but to itself.
 
 Only the standard library and NumPy may be imported here: the attempt's process uses it.
 """
 from __future__ import annotations
 
 import os
+import stat
 import struct
 import sys
 
-from graders.engine import imports
+from graders.engine import imports, seccomp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROCESSES = 128                  # processes and threads the attempt may add
@@ -34,6 +42,14 @@ FILE_BYTES = 256 << 20
 SYSTEM_DIRS = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/dev", "/proc",
                "/sys", "/nix")
 OWN_UID_BASE = 0x7F000000        # root's attempts run as this plus their pid
+CAP_DAC_READ_SEARCH = 2
+# What the attempt's environment may hold of the environment it was started from: how text is
+# read and written, and the time zone. Everything else it gets is fixed here or in `environment`.
+PASSED = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_MESSAGES", "LC_COLLATE", "TZ")
+FIXED = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+         # one BLAS thread: small matrices, where a second thread only adds contention, and forks to come
+         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+ENVIRONMENT = (*PASSED, *FIXED, "HOME", "TMPDIR", "TMP", "TEMP", "PWD")
 
 # Landlock (include/uapi/linux/landlock.h)
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
@@ -42,25 +58,38 @@ _FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | 1 << 14
 _SCOPE = (1 << 0) | (1 << 1)     # abstract unix sockets, signals (ABI 6)
 
 
+def environment(outside: dict, here: str = "/") -> dict:
+    """The attempt's environment: the whitelisted part of `outside`, the fixed values, and its
+    folder as HOME and TMPDIR."""
+    env = {k: outside[k] for k in PASSED if k in outside}
+    env.update(FIXED)
+    env.update({name: here for name in ("HOME", "TMPDIR", "TMP", "TEMP", "PWD")})
+    return env
+
+
 class _Plan:
-    """What prepare() found: shared by every worker forked after it."""
+    """What prepare() found: shared by every attempt's process forked after it."""
 
     libc = None                  # ctypes' libc, None where it is not Linux's
     abi = 0                      # the Landlock ABI, 0 without Landlock
-    readable: list = []          # O_PATH descriptors of the folders a worker may read
+    readable_paths: list = []    # the folders an attempt may read
+    readable: list = []          # O_PATH descriptors of those folders
     stdlib_path: list = []
     numpy_dir = ""
+    seccomp = ""                 # the machine's name for seccomp filters, "" without them
 
 
 PLAN = _Plan()
 
 
-def prepare() -> None:
-    """Look up, once, what confine() needs (called in the template before it forks)."""
+def prepare(landlock: bool = True) -> None:
+    """Look up, once, what confine() needs (in the process that forks attempts, before it
+    does); `landlock=False` leaves Landlock out (KATA_LANDLOCK=0)."""
     import numpy
 
     PLAN.numpy_dir = os.path.dirname(numpy.__file__) + os.sep
     PLAN.stdlib_path = [p for p in sys.path if p and _is_stdlib(p)]
+    PLAN.readable_paths = _readable_dirs()
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -70,10 +99,11 @@ def prepare() -> None:
         PLAN.libc.syscall.restype = ctypes.c_long
     except (OSError, AttributeError):
         return
-    if os.environ.get("KATA_LANDLOCK", "1") != "0":
+    PLAN.seccomp = seccomp.arch() or ""
+    if landlock:
         PLAN.abi = max(0, int(PLAN.libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))))
     if PLAN.abi:
-        PLAN.readable = [fd for fd in map(_open_path, _readable_dirs()) if fd is not None]
+        PLAN.readable = [fd for fd in map(_open_path, PLAN.readable_paths) if fd is not None]
 
 
 def _is_stdlib(path: str) -> bool:
@@ -98,25 +128,38 @@ def _open_path(path: str) -> int | None:
     return fd
 
 
-# ----------------------------------------------------------------------------- in the worker
+# ----------------------------------------------------------------------------- in the attempt's process
 
-def confine(folder: str | None) -> imports.Refuser:
-    """Confine this process (a fresh worker); returns the import guard, whose file name the
-    worker sets once it knows the attempt's."""
-    megabytes = int(os.environ.get("KATA_MEMORY_LIMIT_MB", "6144"))
+def confine(folder: str | None, megabytes: int = 6144) -> imports.Refuser:
+    """Confine this process (a new attempt's), with an address space of `megabytes`; returns
+    the import guard, whose file name the worker sets once it knows the attempt's."""
     here = _enter(folder)
-    _clean_environment(here)
+    outside = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(environment(outside, here))
+    import tempfile
+
+    tempfile.tempdir = None  # asked again, it finds TMPDIR
     guard = _clean_imports()
-    own_uid = os.geteuid() == 0 and PLAN.libc is not None and _become_nobody()
+    own_uid = os.geteuid() == 0 and PLAN.libc is not None and _become_nobody(here)
     _limit(megabytes, own_uid)
     if PLAN.libc is not None:
-        PLAN.libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGKILL when the reaper dies
+        PLAN.libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: what it starts stays below it
+        PLAN.libc.prctl(1, 9, 0, 0, 0)   # PR_SET_PDEATHSIG: SIGKILL when its parent dies (after the ids changed)
         PLAN.libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: no set-user-ID program gives it back root
     if PLAN.abi and folder:
         _landlock(folder)
     for fd in PLAN.readable:
         os.close(fd)
+    if PLAN.seccomp:
+        seccomp.install(seccomp.attempt_filter(PLAN.seccomp, os.getpid()), PLAN.libc)
     return guard
+
+
+def no_processes() -> None:
+    """From here on, this process may start threads but no process (a measured call's child)."""
+    if PLAN.seccomp:
+        seccomp.install(seccomp.child_filter(PLAN.seccomp), PLAN.libc)
 
 
 def _enter(folder: str | None) -> str:
@@ -128,26 +171,6 @@ def _enter(folder: str | None) -> str:
         os.chdir("/")
         here = "/"
     return here
-
-
-def _clean_environment(here: str) -> None:
-    """No KATA_* variable, nothing that names the project's folder or the work folder."""
-    home = os.environ.get("KATA_HOME") or ""
-    marks = [m for m in (ROOT, home, "attention-katas") if m]
-    for name, value in list(os.environ.items()):
-        if name.startswith("KATA_") or name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "OLDPWD"):
-            del os.environ[name]
-        elif any(m in value for m in marks):
-            kept = [p for p in value.split(os.pathsep) if not any(m in p for m in marks)]
-            if os.pathsep in value and kept:
-                os.environ[name] = os.pathsep.join(kept)
-            else:
-                del os.environ[name]
-    for name in ("HOME", "TMPDIR", "TMP", "TEMP", "PWD"):
-        os.environ[name] = here
-    import tempfile
-
-    tempfile.tempdir = None  # asked again, it finds TMPDIR
 
 
 def _clean_imports() -> imports.Refuser:
@@ -168,34 +191,52 @@ def _clean_imports() -> imports.Refuser:
     return guard
 
 
-def _become_nobody() -> bool:
-    """Run as root: take a user id no other process has (this pid's) and keep root's file
-    access (the file system user id), with no capability at all. True when done."""
+def _become_nobody(work: str) -> bool:
+    """Run as root: give up every id for a user id no other process has (this pid's), and
+    every capability but CAP_DAC_READ_SEARCH where Python's or NumPy's files, or the work
+    folder, lie behind a folder closed to others (Python under /root, say). True when done."""
     libc = PLAN.libc
     uid = OWN_UID_BASE + (os.getpid() & 0xFFFFFF)
+    keep = 0 if all(_open_to_others(p) for p in [*PLAN.readable_paths, work]) else 1 << CAP_DAC_READ_SEARCH
     try:
-        libc.prctl(8, 1, 0, 0, 0)  # PR_SET_KEEPCAPS: setresuid keeps the permitted set
+        if work != "/":
+            os.chown(work, uid, uid)
+        if keep:
+            libc.prctl(8, 1, 0, 0, 0)  # PR_SET_KEEPCAPS: setresuid keeps the permitted set
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-        if _capset(1 << 7):  # CAP_SETUID, for setfsuid
-            libc.setfsuid(0)
     except OSError:
         pass
     finally:
-        _capset(0)  # whatever happened, no capability is left to take back
+        _capset(keep)  # whatever happened, no other capability is left to take back
         libc.prctl(8, 0, 0, 0, 0)
-    return os.geteuid() != 0
+    return os.geteuid() != 0 and os.getegid() != 0
 
 
-def _capset(effective: int) -> bool:
+def _open_to_others(path: str) -> bool:
+    """Every folder from / down to `path` may be searched by any user."""
+    path = os.path.realpath(path)
+    while True:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            return True  # not there: nothing to keep open
+        if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
+
+
+def _capset(caps: int) -> bool:
+    """Effective and permitted capabilities exactly `caps` (a bit set), nothing inheritable."""
     import ctypes
 
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)
     data = (ctypes.c_uint32 * 6)()
-    if PLAN.libc.capget(header, data) != 0:
-        return False
-    data[0], data[3] = effective, 0
-    data[1] = data[1] & effective if effective else 0
-    data[2], data[4], data[5] = 0, 0, 0
+    data[0], data[1] = caps, caps  # the first 32 capabilities: effective, permitted, inheritable...
     return PLAN.libc.capset(header, data) == 0
 
 
@@ -258,7 +299,6 @@ def _landlock(folder: str) -> None:
 
 def _add_rule(ruleset: int, fd: int, rights: int) -> bool:
     import ctypes
-    import stat
 
     if not stat.S_ISDIR(os.fstat(fd).st_mode):
         rights &= _FILE_RIGHTS

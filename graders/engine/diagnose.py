@@ -81,7 +81,16 @@ def _fits(kata: str, bug, failing: list[Call], history: list[Call]) -> bool:
                    for calls in processes.values() if any(c.id in ids for c in calls) or
                    any(c.function in touched for c in calls))
     replay = Replayer(bug.module, cache=True)
-    return all(replay.agrees(c) for c in mine) and all(replay.agrees(c) for c in sample(history, mine, touched))
+    by_id = {c.id: c for c in history}
+
+    def agrees(c: Call) -> bool:
+        if c.args_from is None:
+            return replay.agrees(c)
+        # made on the objects an earlier call was given (and may have changed): the two, in order
+        source = by_id.get(c.args_from)
+        return source is None or Replayer(bug.module).agrees_in_order([source, c], lambda x: x is c)
+
+    return all(agrees(c) for c in mine) and all(agrees(c) for c in sample(history, mine, touched))
 
 
 def sample(history: list[Call], failing: list[Call], touched: set[str]) -> list[Call]:

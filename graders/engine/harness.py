@@ -163,13 +163,14 @@ def _load(box: sandbox.Sandbox, seconds: float) -> str | None:
 
     seconds = load_seconds(seconds)
     try:
-        reply = box.wait_loaded(time.monotonic() + seconds)
-    except sandbox.CallTimedOut:
+        loaded = box.wait_loaded(time.monotonic() + seconds)
+    except sandbox.CallTimedOut as exc:
+        where = judge.stopped_at(exc) if exc.where else "a loop or a long computation outside the functions?"
         return (f"the file's top-level code did not finish within {seconds:g} s: it runs before any function "
-                f"is called (a loop or a long computation outside the functions?)")
+                f"is called ({where})")
     except sandbox.AttemptCrashed as exc:
         return f"the file's top-level code {exc.message}"
-    return judge.loaded_message(reply)
+    return judge.loaded_message(loaded)
 
 
 def _done(report: Report, started: float) -> Report:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from graders.engine import files
 from graders.engine.failures import CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.limits import load_seconds
+from graders.engine.protocol import Loaded
 from graders.engine.recorder import Call, Candidate, Raised
 from graders.engine.report import CheckResult, Status
 from graders.engine.sandbox import AttemptCrashed, AttemptGone, CallTimedOut, Sandbox
@@ -48,11 +49,11 @@ def checks_of(module) -> list:
     return own + [fn for name, fn in explorer.checks(domain).items() if name not in names]
 
 
-def loaded_message(reply: dict) -> str | None:
+def loaded_message(loaded: Loaded) -> str | None:
     """None when the attempt loaded; else why not, in one line."""
-    if "ok" in reply:
+    if loaded.functions is not None:
         return None
-    raised = Raised(reply.get("raised") or {"message": reply.get("error", "unknown failure")})
+    raised = Raised(loaded.raised if loaded.raised is not None else {"message": loaded.error or "unknown failure"})
     if raised.type_name == "SyntaxError" and raised.where:
         return f"your file has a syntax error on line {raised.where.get('line')}: {raised.message}"
     text = f"{raised.type_name}: {raised.message}" if raised.message else raised.type_name
@@ -64,12 +65,15 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float, p
     never raises for the attempt's faults. `progress`, when given, is called with each
     CheckResult as soon as it is known (in the order the checks run)."""
     judged = Judged([])
-    cap: float | None = None  # once a check timed out: when the rest of the grading must end
+    hung = ""  # the name of the check that timed out: the rest are not run
     tests = checks_of(module)
     quick = [t for t in tests if not getattr(t, "slow", None)]
     results: dict[str, CheckResult] = {}
     done = _keeping(results, progress)
     for test in quick + [t for t in tests if getattr(t, "slow", None)]:
+        if hung:
+            done(test.__name__, _not_after_hang(test, hung))
+            continue
         if getattr(test, "slow", None) and not all(r.passed for r in results.values()):
             done(test.__name__, CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
                 f"it runs once every other check passes ({test.slow})")))
@@ -81,27 +85,25 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float, p
                 f"it runs once {names} passes")))
             continue
         limit = test.timeout or check_seconds
-        if cap is not None:
-            limit = min(limit, max(1.0, check_seconds / 10))
-            if time.monotonic() >= cap:
-                done(test.__name__, CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
-                    "an earlier check did not finish, and the time left for the rest ran out")))
-                continue
         if box.gone is not None or box.chan is None:
             problem = _restart(box, candidate, check_seconds)
             if problem:
                 done(test.__name__, CheckResult(test.check_name, Status.FAILED, problem, id=test.__name__))
                 continue
-        deadline = time.monotonic() + limit
-        candidate.grading.deadline = deadline if cap is None else min(deadline, cap)
+        candidate.grading.deadline = time.monotonic() + limit
         done(test.__name__, _one(test, candidate, ref, limit, judged))
-        if isinstance(box.gone, CallTimedOut) and cap is None:
-            cap = time.monotonic() + 2 * check_seconds
+        if isinstance(box.gone, CallTimedOut):
+            hung = test.check_name
     candidate.grading.deadline = float("inf")
     judged.results = [results[t.__name__] for t in tests]  # in the order the grader lists them
     if any(ident in STATE_CHECKS and failure.kind in ("stale", "shared") for ident, failure in judged.failures):
         blame_state(judged, candidate, check_seconds)  # state is known to leak: say which failures it explains
     return judged
+
+
+def _not_after_hang(test, hung: str) -> CheckResult:
+    return CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
+        f"'{hung}' did not finish, so the checks after it were not run: make that call finish first"))
 
 
 STATE_CHECKS = ("repeated_calls", "new_arrays")   # the explorer's checks about what calls leave behind
@@ -181,10 +183,8 @@ def _one(test, candidate: Candidate, ref, limit: float, judged: Judged) -> Check
             judged.named.append(exc.bug)
         last = exc.calls[-1].function if exc.calls else None
         return CheckResult(name, Status.FAILED, exc.message, exc.repro, ident, last, exc.picture)
-    except CallTimedOut:
-        where = f" on {g.last_call()}" if g.calls else ""
-        return CheckResult(name, Status.FAILED, f"did not finish within {limit:g} s{where}: an endless loop, or "
-                           f"far too slow", id=ident, function=_function(g))
+    except CallTimedOut as exc:
+        return CheckResult(name, Status.FAILED, timed_out(g, limit, exc), id=ident, function=_function(g))
     except AttemptCrashed as exc:
         where = f"{g.last_call()} " if g.calls else "the attempt "
         return CheckResult(name, Status.FAILED, f"{where}{exc.message}", id=ident, function=_function(g))
@@ -194,6 +194,23 @@ def _one(test, candidate: Candidate, ref, limit: float, judged: Judged) -> Check
         return CheckResult(name, Status.FAILED, f"the grader could not use the result{after}: "
                            f"{type(exc).__name__}: {text}", id=ident, function=_function(g))
     return CheckResult(name, Status.PASSED, id=ident)
+
+
+def timed_out(g, limit: float, exc: CallTimedOut) -> str:
+    """'did not finish within 10 s on softmax(z) (z (2, 131072) float64): it was running line 5 of
+    your file (`while True:`) when it was stopped'."""
+    on = ""
+    if g.calls:
+        call = g.calls[-1]
+        on = f" on {call.source}" + (f" ({call.shapes})" if call.shapes else "")
+    return f"did not finish within {limit:g} s{on}: {stopped_at(exc)}"
+
+
+def stopped_at(exc: CallTimedOut) -> str:
+    if exc.where is None:
+        return "an endless loop, or far too slow"
+    line, code = exc.where
+    return f"it was running line {line} of your file" + (f" (`{code}`)" if code else "") + " when it was stopped"
 
 
 def _function(g) -> str | None:

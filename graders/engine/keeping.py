@@ -14,7 +14,7 @@ Only the standard library and NumPy may be imported here: the attempt's process 
 """
 from __future__ import annotations
 
-from graders.engine.wire import _np
+from graders.engine.wire import numpy_names as _np
 
 MAX_ARRAYS = 64         # arrays looked at in one result, one argument list, the kept results
 SHARE_WORK = 100_000    # np.shares_memory's budget: a layout too hard to decide counts as not shared
@@ -96,6 +96,19 @@ def poke(result, value: float) -> list:
         except (ValueError, TypeError):
             refused.append(list(path))
     return refused
+
+
+def layouts(args: tuple, kwargs: dict) -> dict:
+    """For every argument, how each of its arrays is laid out (shape, strides, dtype): what a
+    call can change in the caller's array objects without writing a byte (`x.shape = ...`)."""
+    return {key: [(path, a.shape, a.strides, a.dtype.str) for path, a in _first(arrays(v))]
+            for key, v in [*enumerate(args), *kwargs.items()]}
+
+
+def relaid(args: tuple, kwargs: dict, before: dict) -> list:
+    """The arguments whose arrays the call reshaped, restrided or retyped in place."""
+    now = layouts(args, kwargs)
+    return [key for key, seen in before.items() if now.get(key) != seen]
 
 
 def entries(args: tuple, kwargs: dict) -> dict:

@@ -1,15 +1,18 @@
-"""A call whose memory is measured: made in a child of the worker, under a hard cap.
+"""A call whose memory is measured: made in a child of the attempt's process, read from outside.
 
-The worker (graders.engine.worker) forks a child for each call the judge asks to measure
-(options memory=True). The child lowers its own hard address-space limit to its size now
-plus the cap (a limit no code can raise again, and which ends with the child), traces the
-call with tracemalloc, and sends the worker its reply through a pipe; the worker passes
-it on to the judge. The attempt cannot switch the measure off unseen: a call that stopped
-the tracer, restarted it or cleared its traces is a failure of its own, and where the
-process's resident peak (which the attempt cannot reset without writing
-/proc/self/clear_refs, which Landlock forbids) grew far more than the tracer saw (more than
-three times, and 32 MiB, over: its peak was reset), that growth counts. A child that dies ends the worker the same way, so the judge reads it as if the
-call had been made in the worker itself.
+The attempt's process forks a child for each call the judge asks to measure (Options.memory)
+and tells the judge the child's pid; the child waits. The judge caps the child's address
+space from outside (prlimit: its size now plus the cap, a limit the child cannot raise),
+reads how much anonymous memory it holds, and lets it go. The child makes the call under
+tracemalloc, hands its reply to its parent, and waits again; the judge stops it and reads
+its peak resident size (VmHWM) from /proc before killing it. The contract's figure is the
+tracer's peak above what was in use when the call began; where the resident peak, less the
+files and shared memory it maps (the inputs are shared memory), grew far more than the
+tracer saw (more than three times it, and 32 MiB, over), that growth counts instead: an
+attempt that switched the tracer off, or allocated where it does not look, is measured all
+the same. A child whose peak cannot be read (it ended, or would not wait) fails the rule.
+The child may start threads but no process (graders.engine.seccomp.child_filter), whose
+memory would not be counted.
 
 Only the standard library and NumPy may be imported here: the attempt's process uses it.
 """
@@ -22,40 +25,59 @@ import struct
 
 import _tracemalloc
 
+from graders.engine.confine import no_processes as _no_processes
+
 # Bound now, before any attempt runs: what the attempt rebinds in these modules does not reach them.
-_PAGE = resource.getpagesize()
 _start, _stop, _is_tracing = _tracemalloc.start, _tracemalloc.stop, _tracemalloc.is_tracing
 _traced_memory, _trace_of = _tracemalloc.get_traced_memory, _tracemalloc._get_object_traceback
-_read, _write, _close, _pipe, _open = os.read, os.write, os.close, os.pipe, os.open
+_read, _write, _close, _pipe = os.read, os.write, os.close, os.pipe
 _waitpid, _exit, _kill, _getpid, _signal = os.waitpid, os._exit, os.kill, os.getpid, signal.signal
-_getrlimit, _setrlimit, _unpack = resource.getrlimit, resource.setrlimit, struct.unpack
+_unpack = struct.unpack
 TRACER_STOPPED = ("the call stopped or restarted the memory tracer (tracemalloc) that measures its peak, "
                   "so the memory rule cannot be checked")
+SLACK = 32 << 20        # resident growth this far past three times the tracer's peak counts instead
 
 
-def in_child(worker, make_reply):
-    """`make_reply()` (which makes the call and returns the reply dict) run in a forked child;
-    the encoded reply. Ends this process as the child ended when it sent nothing."""
-    read_end, write_end = _pipe()
-    pid = worker.fork_keeping(write_end)
+# ----------------------------------------------------------------------------- the attempt's side
+
+def in_child(worker, call_id: int, cap: int | None, make_reply) -> None:
+    """Make the call (`make_reply()` makes it and returns the reply) in a forked child, with
+    the judge measuring it from outside; send the judge the child's reply. Ends this process
+    as the child ended when it sent nothing."""
+    go_r, go_w = _pipe()
+    result_r, result_w = _pipe()
+    pid = worker.fork()  # the child loses the channel to the judge (Worker._forked)
     if pid == 0:
-        _close(read_end)
+        _close(go_w)
+        _close(result_r)
         try:
+            _no_processes()
+            _cap(cap)
+            _read(go_r, 1)  # the judge reads where the call starts from, then lets it go
             data = worker.encode_reply(make_reply())
             view = memoryview(data)
             while view:
-                view = view[_write(write_end, view):]
+                view = view[_write(result_w, view):]
+            _read(go_r, 1)  # the judge reads the peak, then kills this process
         finally:
             _exit(0)
-    _close(write_end)
+    _close(go_r)
+    _close(result_w)
     try:
-        data = _read_message(read_end)
+        worker.send({"id": call_id, "measuring": pid})
+        request = worker.chan.receive(worker.arenas, worker.kept_object)
+        if request.get("op") != "go":
+            _kill(pid, signal.SIGKILL)
+            raise RuntimeError("a measured call was not let go")
+        _write(go_w, b"g")
+        data = _read_message(result_r)
+        if data is None:
+            _end_as(_wait(pid))
+        worker.send(data)
+        _wait(pid)  # the judge kills it once it has read its peak
     finally:
-        _close(read_end)
-    status = _wait(pid)
-    if data is not None:
-        return data
-    _end_as(status)
+        _close(go_w)
+        _close(result_r)
 
 
 def _read_message(fd: int) -> bytes | None:
@@ -96,26 +118,36 @@ def _end_as(status: int | None) -> None:
     _exit(code if code > 0 else 70)
 
 
-def traced(call, reply: dict, cap: int | None):
-    """`call()` with its peak measured into reply["peak"] (bytes above what was in use when it
-    began); with `cap` (bytes), an allocation that would take the process that far past its
-    size fails at once (MemoryError). Raises TracerStopped when the tracer was tampered with."""
-    if cap:
-        _cap(cap)
-    resident = _resident()
+def _cap(extra: int | None) -> None:
+    """The child's own hard address-space limit, its size now plus `extra` bytes (the judge
+    sets the same from outside; whichever is lower holds)."""
+    if not extra:
+        return
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            size = int(f.read().split()[0]) * resource.getpagesize()
+        limit = size + int(extra)
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (OSError, ValueError, IndexError):
+        pass
+
+
+def traced(call, reply: dict):
+    """`call()` with the tracer's peak (bytes above what was in use when it began) in
+    reply["peak"]; reply["tracer_stopped"] when the tracer was tampered with."""
     _start()
     sentinel = bytearray(64)  # allocated while tracing: its trace is gone if the traces were
     try:
         return call()
     finally:
         intact = _is_tracing() and _trace_of(sentinel) is not None
-        traced_peak = _traced_memory()[1] if intact else 0
+        reply["peak"] = _traced_memory()[1] if intact else 0
         _stop()
-        grown = _peak_resident() - resident
-        # blockwise code grows its resident size by at most about twice what the tracer sees
-        reply["peak"] = grown if grown > 3 * traced_peak + (32 << 20) else traced_peak
         if not intact:
-            reply["tracer"] = "stopped"
+            reply["tracer_stopped"] = True
 
 
 def tracer_stopped() -> dict:
@@ -124,40 +156,41 @@ def tracer_stopped() -> dict:
             "message": TRACER_STOPPED, "where": None}
 
 
-def _cap(extra: int) -> None:
-    """Hard address-space limit: this process's size now plus `extra` bytes (Linux)."""
-    try:
-        size = int(_proc("statm").split()[0]) * _PAGE
-        soft, hard = _getrlimit(resource.RLIMIT_AS)
-        limit = size + int(extra)
-        if hard != resource.RLIM_INFINITY:
-            limit = min(limit, hard)
-        _setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (OSError, ValueError, IndexError):
-        pass
+# ----------------------------------------------------------------------------- the judge's side
+
+class Measure:
+    """The judge's view of one measured call's child, from /proc."""
+
+    def __init__(self, pid: int, cap: int | None):
+        from graders.engine import tree
+
+        self.pid, self.start = pid, tree.status(pid)
+        if cap and "VmSize" in self.start:
+            limit = self.start["VmSize"] + int(cap)
+            try:
+                resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
+            except (OSError, ValueError, AttributeError):
+                pass
+
+    def end(self) -> int | None:
+        """Stop the child, read how far its anonymous memory grew, kill it; None when unreadable."""
+        from graders.engine import tree
+
+        try:
+            _kill(self.pid, signal.SIGSTOP)
+        except OSError:
+            return None
+        end = tree.status(self.pid)
+        try:
+            _kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        if "VmHWM" not in end or "RssAnon" not in self.start:
+            return None
+        return max(0, end["VmHWM"] - end.get("RssFile", 0) - end.get("RssShmem", 0) - self.start["RssAnon"])
 
 
-def _proc(name: str) -> bytes:
-    fd = _open(f"/proc/self/{name}", os.O_RDONLY)
-    try:
-        return _read(fd, 1 << 16)
-    finally:
-        _close(fd)
-
-
-def _resident() -> int:
-    try:
-        return int(_proc("statm").split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _peak_resident() -> int:
-    """The peak resident size of this process (VmHWM), since it was forked."""
-    try:
-        for line in _proc("status").splitlines():
-            if line.startswith(b"VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
+def peak(traced_peak: int | None, grown: int) -> int:
+    """The call's peak: the tracer's, unless the process grew far more than the tracer saw."""
+    seen = traced_peak or 0
+    return grown if grown > 3 * seen + SLACK else seen

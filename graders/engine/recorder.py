@@ -13,15 +13,17 @@ import collections
 import contextlib
 import copy
 import functools
-import time
 import itertools
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from graders.engine import call_text
+from graders.engine import protocol
 from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
+from graders.engine.protocol import CallRequest, Options
 from graders.engine.wire import Opaque, copy_with_layout, digest  # noqa: F401  (Opaque: for graders)
 
 # Arrays recorded for diagnosis and repro are kept only below this size.
@@ -31,16 +33,19 @@ RECORD_LIMIT_BYTES = 4 << 20
 class Raised:
     """An exception raised in the attempt's process, as the judge sees it: its names, not the object."""
 
-    def __init__(self, described: dict):
-        self.type_name = str(described.get("type", "Exception"))
-        self.bases = [str(b) for b in described.get("bases", ())]   # the builtin classes in its MRO
-        self.message = str(described.get("message", ""))
-        self.where = described.get("where")
-        self.exit_code = described.get("code")
+    def __init__(self, described):
+        if isinstance(described, dict):
+            described = protocol.Raised.read(described)
+        self.type_name = described.type
+        self.bases = list(described.bases)   # the builtin classes in its MRO
+        self.message = described.message
+        self.where = described.where
+        self.exit_code = described.code
 
     def is_a(self, cls: type) -> bool:
-        """isinstance for builtin exception classes (the attempt's own classes have no twin here)."""
-        return cls.__name__ in self.bases or cls.__name__ == self.type_name
+        """isinstance for builtin exception classes: the builtin class itself is in its MRO (a class
+        of the attempt's own that is merely named ValueError is not a ValueError)."""
+        return cls.__name__ in self.bases
 
     @property
     def builtin(self) -> str:
@@ -94,6 +99,8 @@ class Call:
     assigned: tuple = ()        # ... after writing new values into these of them
     poked: tuple | None = None  # (value, id of the last call before): the caller wrote value into the result
     process: int = 0            # the attempt's process it was made in (graders.engine.sandbox.Sandbox.process)
+    views: tuple = ((), {})     # its arguments as the attempt's process saw them: views of the shared memory
+    shapes: str = ""            # its arrays, by name, shape and dtype (kept whatever their size)
 
     @property
     def source(self) -> str:
@@ -263,15 +270,16 @@ class Recorded:
         self.name, self.candidate = name, candidate
 
     def __call__(self, *args, **kwargs):
-        return self.send(args, kwargs, {"args": list(args), "kwargs": kwargs})
+        return self.send(args, kwargs)
 
-    def send(self, args: tuple, kwargs: dict, request: dict, source: str | None = None):
-        """Make one call of the attempt with `request` (how its arguments travel) and record it
-        as a call with `args` and `kwargs` (what the attempt's arguments hold when it starts);
-        `source` is the Python that makes the same call, when it is not plain."""
-        g = self.candidate.grading
+    def send(self, args: tuple, kwargs: dict, args_from: int | None = None, source: str | None = None):
+        """Make one call of the attempt and record it as a call with `args` and `kwargs` (what
+        the attempt's arguments hold when it starts); `args_from`: made on the argument objects
+        that earlier call kept (Candidate.again); `source`: the Python that makes the same
+        call, when it is not plain."""
+        g, cand = self.candidate.grading, self.candidate
         digests = fingerprints(args, kwargs)
-        self.candidate.take_ahead(self.name, digests, request)
+        ahead = cand.take_ahead(self.name, digests, args_from)
         inputs = g.inputs
         small = g.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
         if source is None:  # small arguments: written when read, with the names the inputs have now
@@ -281,57 +289,85 @@ class Recorded:
         # the judge's arrays never reach the attempt (it gets copies), so the call keeps the arrays
         # themselves; the end of the case checks by fingerprint that the check left them as sent
         call = Call(self.name, *(_held((args, kwargs)) if small else ((), {})), written=source,
-                    recorded=small, id=g.next_id(), check=g.check, digests=digests,
+                    recorded=small, id=ahead.id if ahead else g.next_id(), check=g.check, digests=digests,
                     repro=(inputs.lines, len(inputs.lines)) if inputs is not None else ([], 0))
-        call.process = self.candidate.box.process
+        call.process = cand.box.process
+        call.shapes = call_text.shapes((args, kwargs), inputs.names if inputs is not None else {})
         g.calls.append(call)
-        reply = self.candidate.box.request(
-            {"op": "call", "id": call.id, "fn": self.name, **request, "opts": dict(g.opts),
-             "digests": digests}, g.deadline)
-        if reply.get("missing"):
+        if ahead is not None:  # sent with arrays of the same values: the views are of those
+            sent, placed = (ahead.args, ahead.kwargs), ahead.placed
+        else:
+            sent = (args, kwargs)
+            placed = cand.box.send([CallRequest(call.id, self.name, [] if args_from else list(args),
+                                                {} if args_from else dict(kwargs), Options(**g.opts), args_from)],
+                                   g.deadline)
+        call.views = cand.earlier_views(args_from) if args_from else _views(sent, placed, cand.box)
+        done = cand.box.next_done(g.deadline)
+        if done.missing:
             raise CheckFailed(f"your file defines no function `{self.name}`", kind="missing")
-        if "error" in reply:
-            call.outcome = Raised({"type": "GradingError", "message": reply["error"]})
-            raise AttemptRaised(f"{call.source}: {reply['error']}", call.outcome)
-        self._after(g, call, args, kwargs, reply)
-        call.peak, call.warnings = reply.get("peak"), reply.get("warnings") or []
-        call.shares = reply.get("shares") if isinstance(reply.get("shares"), list) else []
+        if done.error is not None:
+            call.outcome = Raised({"type": "GradingError", "message": done.error})
+            raise AttemptRaised(f"{call.source}: {done.error}", call.outcome)
+        self._after(g, call, args, kwargs, done)
+        call.peak, call.warnings = done.peak, done.warnings
+        call.shares = done.shares
         if call.shares:
             g.shared.append(call)
-        if "raised" in reply:
-            call.outcome, call.kept = Raised(reply["raised"]), True
+        if done.raised is not None:
+            call.outcome, call.kept = Raised(done.raised), True
             raise _failure_of(call.outcome, self.name, call.source)
-        out = reply.get("ok")
+        out = done.value
         call.kept = small and g.repeatable and _nbytes(out) <= RECORD_LIMIT_BYTES
         call.outcome = copy.deepcopy(out) if call.kept else None
         call.returned = True
         return out
 
     @staticmethod
-    def _after(g: Grading, call: Call, args: tuple, kwargs: dict, reply: dict) -> None:
-        """What the call changed in its arguments (the attempt's process sends back every argument
-        whose fingerprint changed; the comparison that names the parts is made here), and the
-        new state of each Generator it was given."""
+    def _after(g: Grading, call: Call, args: tuple, kwargs: dict, done: protocol.Done) -> None:
+        """What the call changed in its arguments (read by the judge from the shared memory the
+        attempt's process saw them in, and named part by part here), and the new state of each
+        Generator it was given."""
         inputs = g.inputs
-        changed = reply.get("changed") if isinstance(reply.get("changed"), dict) else {}
+        seen_args, seen_kwargs = call.views
+        changed = {}
+        for key, now in [*enumerate(seen_args), *seen_kwargs.items()]:
+            now = done.changed.get(key, now)  # replaced entries, reshaped arrays: as the attempt's process sent them
+            if key in call.digests and digest(now) != call.digests[key]:
+                changed[key] = clone(now)
         for key, now in changed.items():
             sent = args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key)
             name = (inputs.name_of(sent) if inputs else None) or (
                 f"argument {key + 1}" if isinstance(key, int) else str(key))
             call.mutated += _changed_parts(name, sent, now)
-        for key, entry in reply.get("replaced") if isinstance(reply.get("replaced"), list) else []:
+        for key, entry in done.replaced:
             sent = args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key)
             name = (inputs.name_of(sent) if inputs else None) or (
                 f"argument {key + 1}" if isinstance(key, int) else str(key))
             call.mutated.append(f"{name}[{entry!r}] (replaced)")
-        rngs = reply.get("rngs") if isinstance(reply.get("rngs"), dict) else {}
-        for key, now in rngs.items():
+        for key, now in done.rngs.items():
+            key = int(key) if isinstance(key, str) and key.isdigit() else key
             _move_generators(args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key), now)
         if call.mutated:
             g.mutations.append(call)
             if call.recorded:
                 call.after = (tuple(changed.get(i, a) for i, a in enumerate(call.args)),
                               {k: changed.get(k, v) for k, v in call.kwargs.items()})
+
+
+def _views(value, placed: dict, box):
+    """`value` (a call's (args, kwargs)) with each array the request placed in shared memory
+    replaced by the judge's view of it: what the attempt's process sees there."""
+    kind = type(value)
+    if kind is np.ndarray:
+        ref = placed.get(id(value))
+        return box.view(ref) if ref is not None else value
+    if kind is tuple:
+        return tuple([_views(v, placed, box) for v in value])
+    if kind is list:
+        return [_views(v, placed, box) for v in value]
+    if kind is dict:
+        return {k: _views(v, placed, box) for k, v in value.items()}
+    return value
 
 
 def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:
@@ -361,7 +397,7 @@ class Candidate:
     def __init__(self, box, functions: list[str], path: str | None = None, grading: Grading | None = None):
         self.box, self.functions, self._path = box, set(functions), path
         self.grading = grading if grading is not None else Grading()
-        self.ahead: collections.deque = collections.deque()   # (fn, fingerprints, args, kwargs) sent ahead
+        self.ahead: collections.deque = collections.deque()   # calls sent ahead, not made yet (Ahead)
         self.settling = False
 
     def __getattr__(self, name: str) -> Recorded:
@@ -374,15 +410,23 @@ class Candidate:
     def fetch(self, call: Call):
         """The value `call` returned, as it stands now in the attempt's process (the call must
         have been made with options(keep=True)): a result that later calls overwrote shows."""
-        reply = self.box.request({"op": "fetch", "id": call.id}, self.grading.deadline)
-        return reply.get("ok")
+        self.settle()
+        done = self.box.fetch(call.id, self.grading.deadline)
+        return done.value
 
     def again(self, call: Call, assign: dict):
         """Call `call`'s function once more on the very objects `call` was given (it must have
         been made with options(keep_args=True)), after writing new contents into some of them:
-        `assign` maps a positional index or keyword to the new values of that array."""
+        `assign` maps a positional index or keyword to the new values of that array. The new
+        values are written into the memory the attempt's process sees them in, as a caller
+        writes into its own arrays."""
+        self.settle()
         args = tuple(assign.get(i, a) for i, a in enumerate(call.args))
         kwargs = {k: assign.get(k, v) for k, v in call.kwargs.items()}
+        seen_args, seen_kwargs = call.views
+        for key, values in assign.items():
+            target = seen_args[key] if isinstance(key, int) else seen_kwargs[key]
+            np.copyto(target, values)
         inputs = self.grading.inputs
 
         def shown(key, old):  # the repro writes the new values into the old array, then passes it
@@ -392,19 +436,26 @@ class Candidate:
                 else name
 
         parts = [shown(i, a) for i, a in enumerate(call.args)] + [f"{k}={shown(k, v)}" for k, v in call.kwargs.items()]
-        out = Recorded(call.function, self).send(args, kwargs, {"args_from": call.id, "assign": assign, "args": [],
-                                                                "kwargs": {}}, f"{call.function}({', '.join(parts)})")
+        out = Recorded(call.function, self).send(args, kwargs, call.id, f"{call.function}({', '.join(parts)})")
         made = self.grading.calls[-1]
         made.args_from, made.assigned = call.id, tuple(assign)
         return out
+
+    def earlier_views(self, call_id: int) -> tuple:
+        """The shared-memory views of the arguments an earlier call kept (keep_args)."""
+        for c in reversed(self.grading.calls + self.grading.history):
+            if c.id == call_id:
+                return c.views
+        return ((), {})
 
     def poke(self, call: Call, value: float) -> list:
         """Write `value` into the arrays `call` returned, in the attempt's process, as a caller may
         change what it was given (the result must have been kept: options(keep=True)); the
         paths of the arrays that refused (read-only)."""
-        reply = self.box.request({"op": "poke", "id": call.id, "value": value}, self.grading.deadline)
+        self.settle()
+        done = self.box.poke(call.id, value, self.grading.deadline)
         call.poked = (value, self.grading.calls[-1].id if self.grading.calls else 0)
-        return reply.get("ok") or []
+        return done.value or []
 
     def fresh(self) -> "Candidate":
         """The same attempt in a new process of its own, with nothing of earlier calls: its calls
@@ -415,43 +466,45 @@ class Candidate:
         return Candidate(box, box.functions, self._path, self.grading)
 
     def send_ahead(self, calls: list[tuple[str, tuple, dict]]) -> None:
-        """Send (function, args, kwargs) calls to the attempt's process before they are made: the
-        calls made next, in the same order, with the same arguments, get their answers from
-        these (graders.engine.sandbox.Sandbox.send_ahead). When a call goes another way (a
-        failure is shrunk), the rest are made first, as the attempt's process already made
-        them: every call it ran is in the record, in its order."""
+        """Send (function, args, kwargs) calls to the attempt's process in one request, before
+        they are made: the calls made next, in the same order, with the same arguments, take
+        their answers from these, read as each is made while the attempt's process runs the
+        next. When a call goes another way (a failure is shrunk), the rest are made first, as
+        the attempt's process already made them: every call it ran is in the record, in its order."""
         if self.ahead or not calls:
             return
-        opts = dict(self.grading.opts)
-        messages = [{"op": "call", "id": 0, "fn": fn, "args": list(args), "kwargs": kwargs, "opts": opts,
-                     "digests": fingerprints(args, kwargs)} for fn, args, kwargs in calls]
-        self.box.send_ahead(messages)
-        if self.box.ahead:
-            self.ahead.extend((m["fn"], m["digests"], args, kwargs) for m, (_, args, kwargs) in zip(messages, calls))
+        g = self.grading
+        requests = [CallRequest(g.next_id(), fn, list(args), dict(kwargs), Options(**g.opts)) for fn, args, kwargs in calls]
+        try:
+            placed = self.box.send(requests, g.deadline)
+        except Exception:
+            return  # the process is gone: each call, made as it comes, says so
+        self.ahead.extend(Ahead(r.id, r.fn, fingerprints(args, kwargs), args, kwargs, placed)
+                          for r, (_, args, kwargs) in zip(requests, calls))
 
-    def take_ahead(self, fn: str, digests: dict, request: dict) -> None:
-        """Before a call is made: if calls were sent ahead and this is not the next of them, make
-        those first (they ran in the attempt's process already)."""
+    def take_ahead(self, fn: str, digests: dict, args_from: int | None) -> "Ahead | None":
+        """Before a call is made: the call sent ahead that it is (the next one, if it matches),
+        or None, once the calls sent ahead that it is not are made first."""
         if not self.ahead or self.settling:
-            return
+            return self.ahead.popleft() if self.settling and self.ahead else None
         head = self.ahead[0]
-        if head[0] == fn and head[1] == digests and "args_from" not in request and self.box.ahead:
-            self.ahead.popleft()
-            return
+        if head.fn == fn and head.digests == digests and args_from is None:
+            return self.ahead.popleft()
         self.settle()
+        return None
 
     def settle(self) -> None:
         """Make the calls sent ahead that no case made yet (the attempt's process ran them): each
         is recorded as it came. Nothing, when the process they were sent to is gone."""
-        if not self.box.ahead:
-            self.ahead.clear()
+        if not self.ahead or self.settling:
+            return
         self.settling = True
         g = self.grading
         try:
             while self.ahead:
-                name, _, args, kwargs = self.ahead.popleft()
+                head = self.ahead[0]
                 try:
-                    Recorded(name, self).send(args, kwargs, {"args": list(args), "kwargs": kwargs})
+                    Recorded(head.fn, self).send(head.args, head.kwargs)
                 except CheckFailed:
                     pass  # recorded as it came; the case it belonged to is not being judged now
                 finally:
@@ -459,11 +512,13 @@ class Candidate:
                     if made.recorded:
                         g.history.append(made)
         finally:
+            self.ahead.clear()
             self.settling = False
 
     def forget(self) -> None:
         """The attempt's process drops the results it keeps for fetch()."""
-        self.box.request({"op": "forget"}, self.grading.deadline)
+        self.settle()
+        self.box.forget(self.grading.deadline)
 
     def last_call(self) -> str:
         """How the latest call was made, e.g. "softmax(z, axis=0)"."""
@@ -477,3 +532,15 @@ class Candidate:
 
     def options(self, **opts):
         return self.grading.options(**opts)
+
+
+@dataclass
+class Ahead:
+    """A call sent to the attempt's process before a check makes it."""
+
+    id: int
+    fn: str
+    digests: dict
+    args: tuple
+    kwargs: dict
+    placed: dict    # id of each argument array -> where it lies in shared memory

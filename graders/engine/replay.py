@@ -112,11 +112,13 @@ class Replayer:
     def _replay(self, call: Call) -> tuple[Any, Any]:
         return self._call(call, *clone((call.args, call.kwargs)))
 
-    def _call(self, call: Call, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    def _call(self, call: Call, args: tuple, kwargs: dict, sent: tuple | None = None) -> tuple[Any, Any]:
+        """`sent`: what the caller believes it passed (else the arguments as they are now), which
+        whether the call wrote into them is judged against."""
         fn = getattr(self.module, call.function, None)
         if fn is None:
             return NotImplementedError(), None
-        before, held = clone((args, kwargs)), keeping.entries(args, kwargs)
+        before, held = sent if sent is not None else clone((args, kwargs)), keeping.entries(args, kwargs)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             try:
@@ -158,15 +160,17 @@ class Replayer:
             if c.poked is not None:
                 poked.setdefault(c.poked[1], []).append(c)
         for c in history:
+            sent = None
             if c.args_from in objects:
                 args, kwargs = objects[c.args_from]
                 for key in c.assigned:
-                    np.copyto(args[key] if isinstance(key, int) else kwargs[key],
-                              c.args[key] if isinstance(key, int) else c.kwargs[key])
+                    _write_as_caller(args[key] if isinstance(key, int) else kwargs[key],
+                                     c.args[key] if isinstance(key, int) else c.kwargs[key])
+                sent = (c.args, c.kwargs)  # what the caller passed, whatever an earlier call made of the objects
             else:
                 args, kwargs = clone((c.args, c.kwargs))
             objects[c.id] = (args, kwargs)
-            out, wrote = self._call(c, args, kwargs)
+            out, wrote = self._call(c, args, kwargs, sent)
             if judged(c) and not self._matches(c, out, wrote):
                 return False
             returned[c.id] = out
@@ -177,6 +181,14 @@ class Replayer:
             for earlier in poked.get(c.id, ()):
                 _poke(returned.get(earlier.id), earlier.poked[0])
         return True
+
+
+def _write_as_caller(target: np.ndarray, values: np.ndarray) -> None:
+    """Write `values` into the memory of `target` as the caller wrote them into its own array: an
+    object the earlier call reshaped in place sees the same numbers in its own shape."""
+    if target.shape != values.shape and target.size == values.size:
+        values = values.reshape(target.shape)
+    np.copyto(target, values)
 
 
 def _poke(value: Any, fill: float) -> None:

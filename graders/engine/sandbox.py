@@ -1,23 +1,32 @@
-"""The judge's handle on the attempt's process: start it, send it calls, stop it.
+"""The judge's handle on the attempt's process: start it, send it calls, read what came of
+them, end it.
 
     box = Sandbox(source, "work/softmax.py", "softmax")
     box.start()
-    loaded = box.wait_loaded(deadline)          # {"ok": [function names]} or {"raised": ...}
-    reply = box.request({"op": "call", ...}, deadline)
+    loaded = box.wait_loaded(deadline)       # a protocol.Loaded
+    box.send(calls)                           # a batch: one request ...
+    done = box.next_done(deadline)            # ... and a protocol.Done for each call, in order
 
-Every wait has a deadline; a worker that overstays it is killed with everything it
-started (graders/engine/reaper.py does the killing), and the request raises
-`CallTimedOut`. A worker that dies raises `AttemptCrashed` with how it ended. Both are
-BaseExceptions, so a grader's `except Exception` never swallows them, and the sandbox
-remembers them (`box.gone`): the judge restarts the worker before the next check.
-What the attempt prints (stdout and stderr, one pipe) is read while waiting; only the
-last few kilobytes are kept.
+Every wait has a deadline; an attempt's process that overstays it is asked where it is
+(SIGUSR1: its Python stack, written by faulthandler), then ended with everything it
+started, and the wait raises `CallTimedOut` with that place. A process that dies raises
+`AttemptCrashed` with how it ended. Both are BaseExceptions, so a grader's `except
+Exception` never swallows them, and the sandbox remembers them (`box.gone`): the judge
+starts a new process before the next check. What the attempt prints (stdout and stderr,
+one pipe) is read while waiting; only the last few kilobytes are kept.
+
+Where the attempts' processes come from (graders.engine.boot): the grading service hands
+over the one it forked before loading any grader (`first`); after that, a zygote, started
+when first needed, forks one for each (`long_lived`: the service of `kata watch`, a test
+run), or becomes the one needed and ends with it (a `kata check` whose attempt had to be
+started again), so that a `kata check` never runs more than the command, the judge, the
+attempt and a measured call's child.
 """
 from __future__ import annotations
 
 import atexit
-import collections
 import os
+import re
 import select
 import signal
 import socket
@@ -26,23 +35,24 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
+import weakref
+from dataclasses import dataclass
 
-from graders.engine import reaper
-from graders.engine.requests import encode_request
-from graders.engine.wire import WireError, decode, recv_exact
+from graders.engine import boot, confine, memory, tree
+from graders.engine.arena import Arena
+from graders.engine.protocol import (Channel, Done, Fetch, Forget, Go, Load, Loaded, Poke, Run, request_bytes)
+from graders.engine.wire import WireError, decode, visible
+from graders.engine.worker import decode_source
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-# The template's start: the engine's own modules, then the loop that forks the attempt's processes.
-BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from graders.engine.reaper import template; template(int(sys.argv[2]))"
+ROOT = confine.ROOT
 KEEP_OUTPUT = 8000          # bytes of printed output kept (the tail)
 LINUX = sys.platform.startswith("linux")
 CRASHES = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT", "SIGSYS", "SIGTRAP")
-MAX_MESSAGE = 1 << 31
+STACK_WAIT = 0.5            # seconds a stopped call's stack may take to arrive
 
 
 class AttemptGone(BaseException):
-    """The worker stopped in the middle of a request; `message` says how, in plain words."""
+    """The attempt's process stopped in the middle of a request; `message` says how, in plain words."""
 
     def __init__(self, message: str):
         super().__init__(message)
@@ -50,7 +60,11 @@ class AttemptGone(BaseException):
 
 
 class CallTimedOut(AttemptGone):
-    pass
+    """`where`: (line, code) in the attempt's file that it was running when stopped, if known."""
+
+    def __init__(self, message: str, where: tuple[int, str] | None = None):
+        super().__init__(message)
+        self.where = where
 
 
 class AttemptCrashed(AttemptGone):
@@ -58,11 +72,11 @@ class AttemptCrashed(AttemptGone):
 
 
 class GradingUnavailable(RuntimeError):
-    """The worker cannot be started at all (not the attempt's fault); the message says why."""
+    """No attempt's process can be started at all (not the attempt's fault); the message says why."""
 
 
 def describe_exit(code: int | None) -> str:
-    """How a worker ended, from its exit code (negative: a signal)."""
+    """How an attempt's process ended, from its exit code (negative: a signal)."""
     if code is None:
         return "stopped for an unknown reason"
     if code < 0:
@@ -82,55 +96,57 @@ def describe_exit(code: int | None) -> str:
     return f"ended the Python interpreter (exit code {code}: `sys.exit` in a thread, `os._exit` or `exit()`?)"
 
 
-# ----------------------------------------------------------------------------- the template
+# ----------------------------------------------------------------------------- where processes come from
 
-class Template:
-    """A warm interpreter with NumPy imported, which forks one worker per request."""
+@dataclass
+class Settings:
+    """What every attempt's process is started with."""
 
-    def __init__(self):
+    megabytes: int = 6144       # its address space (KATA_MEMORY_LIMIT_MB)
+    landlock: bool = True       # KATA_LANDLOCK=0 turns Landlock off
+
+    @classmethod
+    def from_environment(cls, env=None) -> "Settings":
+        env = os.environ if env is None else env
+        return cls(int(env.get("KATA_MEMORY_LIMIT_MB", "6144")), env.get("KATA_LANDLOCK", "1") != "0")
+
+
+@dataclass
+class Process:
+    """An attempt's process as the judge holds it."""
+
+    pid: int
+    chan: Channel
+    out: int
+    stack: int
+    folder: str | None
+    ours: bool          # a child of this process (else the zygote's)
+
+
+class Zygote:
+    """A Python of its own that imports NumPy once and forks the attempts' processes
+    (graders.engine.boot.zygote), started with nothing of this process's environment but
+    the whitelist."""
+
+    def __init__(self, settings: Settings):
+        import json
+
+        import numpy
+
         mine, theirs = socket.socketpair()
-        env = dict(os.environ)
-        # One BLAS thread: graders multiply small matrices, where a second thread only adds
-        # contention, and a forked process must not inherit a half-started thread pool.
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            env[var] = "1"
+        numpy_parent = os.path.dirname(os.path.dirname(numpy.__file__))
+        options = json.dumps({"megabytes": settings.megabytes, "landlock": settings.landlock})
+        env = confine.environment(os.environ)
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", BOOT, str(ROOT), str(theirs.fileno())],
+            [sys.executable, "-S", "-s", "-c", boot.BOOT, ROOT, numpy_parent, str(theirs.fileno()), options],
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, env=env, start_new_session=True)
+            stderr=subprocess.PIPE, env=env, start_new_session=True, cwd="/")
         theirs.close()
         self.sock = mine
-        self.lock = threading.Lock()
 
-    asked = False  # a fork was asked for and not yet taken: the next worker, forked meanwhile
-
-    def prefork(self) -> None:
-        """Ask for the next worker now, while there is time: fork() takes it."""
-        with self.lock:
-            if not self.asked:
-                self._ask()
-
-    def fork(self) -> tuple[int, socket.socket, int, socket.socket, str | None]:
-        """(reaper pid, request channel, output pipe, control socket, the attempt's folder) of
-        a new worker; the one after it is asked for at once, so that the template forks it
-        while this one works."""
-        with self.lock:
-            if not self.asked:
-                self._ask()
-            got = self._take()
-            self._ask()
-        return got
-
-    def _ask(self) -> None:
+    def take(self, become: bool) -> Process:
         try:
-            self.sock.sendall(b"F")
-        except OSError as exc:
-            raise GradingUnavailable(self._failure(f"{exc}")) from None
-        self.asked = True
-
-    def _take(self) -> tuple[int, socket.socket, int, socket.socket, str | None]:
-        self.asked = False
-        try:
+            self.sock.sendall(b"B" if become else b"F")
             msg, fds, _, _ = socket.recv_fds(self.sock, 8192, 3)
         except OSError as exc:
             raise GradingUnavailable(self._failure(f"{exc}")) from None
@@ -142,16 +158,28 @@ class Template:
         for fd in fds:
             os.set_inheritable(fd, False)
         (pid,) = struct.unpack(">i", msg[1:5])
-        chan = socket.socket(fileno=fds[0])
-        ctl = socket.socket(fileno=fds[2])
-        return pid, chan, fds[1], ctl, os.fsdecode(msg[5:]) or None
+        os.set_blocking(fds[1], False)
+        os.set_blocking(fds[2], False)
+        return Process(pid, Channel(socket.socket(fileno=fds[0])), fds[1], fds[2], os.fsdecode(msg[5:]) or None,
+                       ours=become)
+
+    def sweep(self) -> None:
+        """The zygote reaps the attempts that ended and kills what they left behind."""
+        try:
+            self.sock.sendall(b"S")
+            self.sock.settimeout(5.0)
+            self.sock.recv(1)
+        except OSError:
+            pass
+        finally:
+            self.sock.settimeout(None)
 
     def _failure(self, reason: str) -> str:
         code = self.proc.poll()
         err = ""
         if code is not None and self.proc.stderr:
-            err = self.proc.stderr.read().decode("utf-8", "replace").strip().splitlines()[-1:] or ""
-            err = err[0] if err else ""
+            lines = self.proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
+            err = lines[-1] if lines else ""
         why = reason or err or (f"it exited with code {code}" if code is not None else "no answer")
         return f"the grading process could not start: {why}"
 
@@ -159,103 +187,67 @@ class Template:
         return self.proc.poll() is None
 
     def close(self) -> None:
+        """Let go: the zygote kills what is left of its attempts, removes their folders and ends."""
         try:
             self.sock.close()
         finally:
             try:
-                self.proc.wait(timeout=2)
+                self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
             if self.proc.stderr:
                 self.proc.stderr.close()
 
 
-class _Forked:
-    """What Template needs of a process (poll, wait, kill) for a template forked from this one."""
+class Spawner:
+    """Where the next attempt's process comes from (see the module's docstring)."""
 
-    stderr = None
+    def __init__(self):
+        self.first: Process | None = None   # forked by the grading service before it loaded any grader
+        self.zygote: Zygote | None = None
+        self.long_lived = True              # fork from a zygote that stays (False: each becomes one)
+        self.lock = threading.Lock()
+        self.settings = Settings.from_environment()
 
-    def __init__(self, pid: int):
-        self.pid, self.returncode = pid, None
+    def take(self) -> Process:
+        with self.lock:
+            if self.first is not None:
+                first, self.first = self.first, None
+                return first
+            if self.zygote is None or not self.zygote.alive():
+                self.zygote = Zygote(self.settings)
+            if self.long_lived:
+                return self.zygote.take(become=False)
+            zygote, self.zygote = self.zygote, None
+            proc = zygote.take(become=True)
+            zygote.sock.close()
+            return proc
 
-    def poll(self):
-        if self.returncode is None:
-            try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                pid, status = self.pid, 0
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
+    def sweep(self) -> None:
+        """After an attempt of the zygote's ended: what it left behind is killed."""
+        with self.lock:
+            if self.zygote is not None and self.zygote.alive():
+                self.zygote.sweep()
 
-    def wait(self, timeout: float | None = None):
-        end = time.monotonic() + (timeout if timeout is not None else 1e9)
-        while self.poll() is None:
-            if time.monotonic() > end:
-                raise subprocess.TimeoutExpired(str(self.pid), timeout)
-            time.sleep(0.01)
-        return self.returncode
+    def warm(self) -> None:
+        """Start the zygote now, so that it imports NumPy while this process does other work."""
+        with self.lock:
+            if self.first is None and (self.zygote is None or not self.zygote.alive()):
+                self.zygote = Zygote(self.settings)
 
-    def kill(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-def fork_template() -> None:
-    """Make this process's template by forking it, which saves an interpreter and a NumPy
-    import. Only for a process that has imported nothing of the judge yet (graders.engine.service):
-    whatever it holds now, every attempt's process will hold too."""
-    global _TEMPLATE
-    from graders.engine import reaper
-
-    mine, theirs = socket.socketpair()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            mine.close()
-            os.setsid()
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            if null > 2:
-                os.close(null)
-            reaper.template(theirs.detach())
-        finally:
-            os._exit(71)
-    theirs.close()
-    template = Template.__new__(Template)
-    template.proc, template.sock, template.lock, template.asked = _Forked(pid), mine, threading.Lock(), False
-    _TEMPLATE = template
+    def close(self) -> None:
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
 
 
-_TEMPLATE: Template | None = None
-_TEMPLATE_LOCK = threading.Lock()
-
-
-def template() -> Template:
-    """This process's template, started on first use and restarted if it died."""
-    global _TEMPLATE
-    with _TEMPLATE_LOCK:
-        if _TEMPLATE is None or not _TEMPLATE.alive():
-            if _TEMPLATE is not None:
-                _TEMPLATE.close()
-            _TEMPLATE = Template()
-        return _TEMPLATE
+SPAWNER = Spawner()
+atexit.register(SPAWNER.close)
 
 
 def warm_up() -> None:
-    """Start the template now, so that it imports NumPy while the caller does other work."""
-    template()
-
-
-@atexit.register
-def _close_template() -> None:
-    global _TEMPLATE
-    if _TEMPLATE is not None:
-        _TEMPLATE.close()
-        _TEMPLATE = None
+    """Start what forks the attempts' processes now, while the caller does other work."""
+    SPAWNER.warm()
 
 
 # ----------------------------------------------------------------------------- the sandbox
@@ -277,29 +269,8 @@ class Output:
         return bytes(self.tail[-KEEP_OUTPUT:]).decode("utf-8", "replace")
 
 
-def _key(message: dict) -> tuple:
-    """What identifies a call request, whatever its id: the function, the fingerprints of its
-    arguments and how it is watched."""
-    return (message.get("op"), message.get("fn"), tuple(sorted((message.get("digests") or {}).items(), key=repr)),
-            repr(sorted((message.get("opts") or {}).items())), message.get("args_from"))
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """Write `data` to the socket `fd`, whatever blocking mode the reader's timeouts leave it in;
-    stop quietly when the other end is gone."""
-    view = memoryview(data)
-    while view:
-        try:
-            select.select([], [fd], [], 1.0)
-            view = view[os.write(fd, view):]
-        except (BlockingIOError, InterruptedError):
-            continue
-        except OSError:
-            return
-
-
 class Sandbox:
-    """One attempt's worker process, restartable; the judge's only way to reach the attempt."""
+    """One attempt's process, restartable; the judge's only way to reach the attempt."""
 
     started = 0     # processes started by any sandbox of this judge
     process = 0
@@ -308,62 +279,80 @@ class Sandbox:
         self.source, self.filename, self.module, self.setup = source, filename, module, tuple(setup)
         self.output = Output()
         self.gone: AttemptGone | None = None
-        self.chan = self.ctl = None
-        self.out_fd: int | None = None
-        self.reaper, self.folder = 0, None
-        self.loaded: dict = {}      # the reply to the load request
-        self.ahead: collections.deque = collections.deque()  # requests sent ahead whose replies are unread
-        self.writer: threading.Thread | None = None           # sends them while replies are read
+        self.proc: Process | None = None
+        self.arena: Arena | None = None
+        self.loaded = Loaded()
+        self.pending = 0            # replies still due for the requests sent
+        self.caps: list = []        # the memory cap of each call sent whose reply is due
+        self.threads = 1            # threads the process ran once its attempt had loaded
         self.refused: list[str] = []  # imports the attempt's process refused (graders.engine.imports)
 
     # -- life cycle ---------------------------------------------------------------------
+    @property
+    def chan(self):
+        return self.proc.chan if self.proc is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
     def copy(self) -> "Sandbox":
         """Another sandbox for the same attempt (not started)."""
         return Sandbox(self.source, self.filename, self.module, self.setup)
 
     def start(self) -> None:
-        """Fork a fresh worker and send it the attempt; returns without waiting."""
+        """A new attempt's process, sent the attempt; returns without waiting."""
         self.close()
-        self.reaper, self.chan, self.out_fd, self.ctl, self.folder = template().fork()
-        os.set_blocking(self.out_fd, False)
-        self.gone, self.loaded = None, {}
+        self.proc = SPAWNER.take()
+        _RUNNING.add(self)
+        self.arena = Arena()
+        self.gone, self.loaded, self.pending, self.caps = None, Loaded(), 0, []
         Sandbox.started += 1
         self.process = Sandbox.started   # which process of the attempt: calls in one share its state
-        self.chan.sendall(encode_request({"op": "load", "source": self.source, "filename": self.filename,
-                                          "module": self.module, "setup": list(self.setup)}))
+        self._send(Load(self.source, self.filename, self.module, list(self.setup)), time.monotonic() + 60, 1)
 
-    def wait_loaded(self, deadline: float) -> dict:
-        """The load reply: {"ok": [callables]} or {"raised": description}."""
-        self.loaded = self._reply(deadline)
+    def wait_loaded(self, deadline: float) -> Loaded:
+        """The attempt's top-level code ran (or raised): the functions it defines."""
+        self.loaded = Loaded.read(self._reply(deadline))
+        self.pending -= 1
+        self._note(self.loaded.refused)
+        self.threads = max(1, tree.threads(self.proc.pid)) if LINUX and self.proc else 1
         return self.loaded
 
     @property
     def functions(self) -> list[str]:
         """The names of the callables the attempt defines (once loaded)."""
-        return list(self.loaded.get("ok") or [])
+        return list(self.loaded.functions or [])
 
     def close(self) -> None:
-        """Stop the worker and everything it started (the reaper kills them when we let go; a
-        reaper the attempt stopped is killed here, and the template cleans up after it)."""
-        self.ahead.clear()
-        if self.chan is None:
+        """End the attempt's process and everything it started, and remove its folder."""
+        proc, self.proc = self.proc, None
+        _RUNNING.discard(self)
+        if proc is None:
             return
-        self._drain_output()
-        for s in (self.ctl, self.chan):
+        self._drain_output(proc)
+        if LINUX:
+            tree.end_tree(proc.pid)
+        else:
             try:
-                s.close()
+                os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
                 pass
-        try:
-            os.close(self.out_fd)
-        except OSError:
-            pass
-        self.chan = self.ctl = self.out_fd = None
-        if self.reaper and LINUX and reaper.state(self.reaper) in ("T", "t"):
+        if proc.ours:
+            tree.wait_gone(proc.pid)
+        else:
+            SPAWNER.sweep()
+        proc.chan.close()
+        for fd in (proc.out, proc.stack):
             try:
-                os.kill(self.reaper, signal.SIGKILL)
+                os.close(fd)
             except OSError:
                 pass
+        tree.remove_folder(proc.folder)
+        if self.arena is not None:
+            self.arena.close()
+            self.arena = None
+        self.pending = 0
 
     def __enter__(self):
         return self
@@ -372,97 +361,159 @@ class Sandbox:
         self.close()
 
     # -- requests -----------------------------------------------------------------------
-    def request(self, message: dict, deadline: float) -> dict:
+    def send(self, calls: list, deadline: float) -> dict:
+        """Send a batch of calls (protocol.CallRequest) in one request; next_done() reads what
+        came of each, in order. Returns where each argument array was placed (by its id)."""
+        placed: dict = {}
+        self._send(Run(calls), deadline, len(calls), placed)
+        self.caps += [c.opts.memory_cap for c in calls]
+        return placed
+
+    def next_done(self, deadline: float) -> Done:
+        """What came of the next call sent. A call whose memory is measured is measured here,
+        from outside; once no reply is due, a thread the calls left running fails the last."""
+        done = Done.read(self._reply(deadline))
+        cap = self.caps.pop(0) if self.caps else None
+        if done.measuring is not None:
+            done = self._measured(done.measuring, cap, deadline)
+        self.pending = max(0, self.pending - 1)
+        self._note(done.refused)
+        if self.pending == 0 and LINUX and done.error is None and tree.threads(self.proc.pid) > self.threads:
+            done.error = self._threads_left()
+        return done
+
+    def request(self, message, deadline: float) -> dict:
+        """A single request (Fetch, Poke, Forget) and its reply."""
+        self._send(message, deadline, 1)
+        reply = self._reply(deadline)
+        self.pending -= 1
+        return reply
+
+    def fetch(self, call: int, deadline: float) -> Done:
+        return Done.read(self.request(Fetch(call), deadline))
+
+    def poke(self, call: int, value: float, deadline: float) -> Done:
+        return Done.read(self.request(Poke(call, value), deadline))
+
+    def forget(self, deadline: float) -> None:
+        self.request(Forget(), deadline)
+
+    def view(self, ref: dict):
+        """The judge's view of an argument it placed in shared memory: what the attempt left there."""
+        return self.arena.view(ref)
+
+    def _send(self, message, deadline: float, replies: int, placed: dict | None = None) -> None:
         if self.gone is not None:
             raise self.gone
-        if self.chan is None:
+        if self.proc is None:
             raise AttemptCrashed("the attempt's process is not running")
-        if self.ahead:
-            if self.ahead[0] == _key(message):  # sent ahead, and maybe answered already
-                self.ahead.popleft()
-                return self._reply(deadline)
-            self._settle(deadline)  # the calls went another way: the rest are read and dropped
-        self._join_writer()
+        while self.pending:  # replies of an earlier batch nobody asked for: read and dropped
+            self.next_done(deadline)
+        data = request_bytes(message, self.arena, placed)
         try:
-            self.chan.sendall(encode_request(message))
+            self.proc.chan.send(data, self.arena.take_unsent())
         except OSError:
             self._lost()
-        return self._reply(deadline)
-
-    def send_ahead(self, messages: list[dict]) -> None:
-        """Send these call requests now, before their calls are made: the attempt's process
-        answers them back to back while the judge draws and compares (fewer round trips), and
-        request() hands each reply to the call that matches it, in order. A reply is read only
-        when its call asks for it, so a call that hangs or crashes fails its own case."""
-        if self.gone is not None or self.chan is None or not messages:
-            return
-        if self.ahead:
-            return  # one run ahead at a time
-        self._join_writer()
-        data = b"".join(encode_request(m) for m in messages)
-        self.ahead.extend(_key(m) for m in messages)
-        self.writer = threading.Thread(target=_write_all, args=(self.chan.fileno(), data), daemon=True)
-        self.writer.start()
-
-    def _settle(self, deadline: float) -> None:
-        while self.ahead:
-            self.ahead.popleft()
-            self._reply(deadline)
-        self._join_writer()
-
-    def _join_writer(self) -> None:
-        if self.writer is not None:
-            self.writer.join()
-            self.writer = None
+        self.pending += replies
 
     def _reply(self, deadline: float) -> dict:
-        while True:
+        if self.gone is not None:
+            raise self.gone
+        chan = self.proc.chan
+        while not chan.complete():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                self._fail(CallTimedOut("timeout"))
-            readable, _, _ = select.select([self.chan, self.out_fd], [], [], remaining)
-            if self.out_fd in readable:
-                self._drain_output()
-            if self.chan in readable:
-                return self._read_reply(deadline)
-
-    def _read_reply(self, deadline: float) -> dict:
-        self.chan.settimeout(max(5.0, deadline - time.monotonic()))
+                self._timed_out()
+            readable, _, _ = select.select([chan, self.proc.out], [], [], remaining)
+            if self.proc.out in readable:
+                self._drain_output(self.proc)
+            if chan in readable:
+                try:
+                    more = chan.fill()
+                except OSError:
+                    more = False
+                if not more:
+                    self._lost()
         try:
-            (n,) = struct.unpack(">Q", recv_exact(self.chan, 8))
-            if n > MAX_MESSAGE:
-                raise WireError(f"a reply of {n} bytes")
-            reply = decode(recv_exact(self.chan, n))
-        except (EOFError, ConnectionError):
-            self._lost()
-        except socket.timeout:
-            self._fail(CallTimedOut("timeout"))
+            reply = decode(chan.take())
         except WireError as exc:
             self._fail(AttemptCrashed(f"sent back a reply that does not decode ({exc}): did it write into a socket "
                                       f"of its process that is not its own?"))
-        finally:
-            if self.chan is not None:
-                self.chan.settimeout(None)
         if not isinstance(reply, dict):
             self._fail(AttemptCrashed("sent back a reply that is not one"))
-        refused = reply.pop("refused", None)
-        if isinstance(refused, list):
-            self.refused += [r for r in refused if isinstance(r, str) and r not in self.refused]
         return reply
 
-    def _lost(self):
-        """The worker's end closed: ask the reaper how it ended."""
-        self._drain_output()
-        code = None
+    def _note(self, refused: list[str]) -> None:
+        self.refused += [r for r in refused if r not in self.refused]
+
+    def _measured(self, child: int, cap: int | None, deadline: float) -> Done:
+        """A call made in a child of the attempt's process: capped and measured from outside."""
+        if tree.parent(child) != self.proc.pid:
+            self._fail(AttemptCrashed("named a process that is not its own child for its memory to be measured"))
+        measure = memory.Measure(child, cap)
         try:
-            self.ctl.settimeout(2.0)
-            code = struct.unpack(">i", recv_exact(self.ctl, 4))[0]
-        except (OSError, EOFError, struct.error):
-            pass
+            self.proc.chan.send(request_bytes(Go()))  # no reply of its own: the call's Done is the one due
+        except OSError:
+            measure.end()
+            self._lost()
+        try:
+            done = Done.read(self._reply(deadline))
+        finally:
+            grown = measure.end()
+        if done.returned:
+            if grown is None:
+                done.error = ("its memory could not be measured: the process it ran in did not wait to be read "
+                              "(it ended, or was stopped, by the call)")
+            else:
+                done.peak = memory.peak(done.peak, grown)
+        return done
+
+    def _threads_left(self) -> str | None:
+        """Why a call fails that left threads running (a second look first: a thread it joined
+        may take a moment to leave /proc)."""
+        for _ in range(20):
+            now = tree.threads(self.proc.pid)
+            if now <= self.threads:
+                return None
+            time.sleep(0.001)
+        extra = now - self.threads
+        return (f"left {extra} thread{'s' if extra > 1 else ''} running after it returned: what a call starts must "
+                f"end before it returns (a thread still running can change its result or its inputs later)")
+
+    def _timed_out(self) -> None:
+        where = self._stack() if self.proc is not None else None
+        self._fail(CallTimedOut("timeout", where))
+
+    def _stack(self) -> tuple[int, str] | None:
+        """Ask the attempt's process what it is running (faulthandler, on SIGUSR1): the innermost
+        line of the attempt's own file, and that line's code."""
+        try:
+            os.kill(self.proc.pid, boot.STACK_SIGNAL)
+        except OSError:
+            return None
+        text, end, quiet = b"", time.monotonic() + STACK_WAIT, STACK_WAIT
+        while time.monotonic() < end:
+            ready, _, _ = select.select([self.proc.stack], [], [], min(quiet, max(0.0, end - time.monotonic())))
+            if not ready:
+                break
+            try:
+                chunk = os.read(self.proc.stack, 65536)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            text, quiet = text + chunk, 0.02  # the dump is written at once: a pause ends it
+        own = os.path.join(self.proc.folder, "work", os.path.basename(self.filename)) if self.proc.folder else None
+        return where_in(text.decode("utf-8", "replace"), own, self.source)
+
+    def _lost(self):
+        """The attempt's process closed its end: say how it ended."""
+        proc = self.proc
+        self._drain_output(proc)
+        code = _exit_code(proc)
         message = describe_exit(code)
-        if code is None and self.reaper and LINUX and reaper.state(self.reaper) in (None, "Z", "X"):
-            message = ("was ended with the process that watches it (its parent, which it must not signal), "
-                       "so nothing more could be graded")
         if code in (70, 71):  # the process's own failure: its traceback went to the output
             lines = [line for line in self.output.text().splitlines()
                      if line.strip() and not line.startswith("Traceback (most recent call last)")]
@@ -474,12 +525,12 @@ class Sandbox:
         self.close()
         raise gone
 
-    def _drain_output(self) -> None:
-        if self.out_fd is None:
+    def _drain_output(self, proc: Process | None) -> None:
+        if proc is None:
             return
         for _ in range(256):  # at most 16 MiB a turn, so that a flood cannot hold us here
             try:
-                data = os.read(self.out_fd, 65536)
+                data = os.read(proc.out, 65536)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError:
@@ -487,3 +538,56 @@ class Sandbox:
             if not data:
                 return
             self.output.feed(data)
+
+
+_RUNNING: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
+
+
+def running() -> list[Process]:
+    """The attempts' processes the sandboxes of this judge hold now."""
+    return [box.proc for box in list(_RUNNING) if box.proc is not None]
+
+
+def _exit_code(proc: Process) -> int | None:
+    """How the attempt's process ended (a negative code: the signal), waiting briefly for it."""
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end:
+        if proc.ours:
+            try:
+                pid, status = os.waitpid(proc.pid, os.WNOHANG)
+            except ChildProcessError:
+                return None
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+        else:  # the zygote's child: read how it ended before the zygote reaps it
+            code = _zombie_code(proc.pid)
+            if code is not None or tree.state(proc.pid) is None:
+                return code
+        time.sleep(0.002)
+    return None
+
+
+def _zombie_code(pid: int) -> int | None:
+    """The exit code of a process that has ended and is not yet reaped (from /proc/PID/stat's exit_code)."""
+    fields = tree.stat_fields(pid)
+    if not fields or fields[0] != "Z" or len(fields) < 50:
+        return None
+    status = int(fields[49])
+    return os.waitstatus_to_exitcode(status)
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]*)", line (?P<line>\d+) in (?P<function>\S+)')
+
+
+def where_in(dump: str, filename: str | None, source: bytes) -> tuple[int, str] | None:
+    """(line, code) of the innermost frame of the attempt's file (`filename`, as its process
+    named it) in a faulthandler dump, the code quoted from the bytes graded."""
+    if filename is None:
+        return None
+    for match in _FRAME.finditer(dump):
+        if match["file"] == filename:
+            line = int(match["line"])
+            lines = decode_source(source).splitlines()
+            code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+            return line, visible(code)[:200]
+    return None

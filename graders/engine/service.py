@@ -1,32 +1,42 @@
-"""The grading service: a process of its own that grades the files the `kata` command sends it.
+"""The grading service: the judge's own process, which grades the files the `kata` command sends it.
 
-    service = Service()                       # started early: it imports NumPy meanwhile
+    service = Service(["softmax"])            # started early: it imports NumPy meanwhile
     report = service.grade("softmax", path, source)
 
-`kata` itself never imports NumPy or a grader: the service does, in parallel with
-`kata`'s own start-up, and forks the attempt's template from itself before it loads any
-grader, so the attempt's processes hold nothing of the judge (graders/engine/worker.py). One
-service grades any number of files in turn (`kata watch` keeps it warm). When `kata`
-ends it kills the service (`close`); when `kata` dies, the service reads the end of its
-input and exits at once; either way everything the attempt started goes with it (the
-reaper kills the tree when the service lets go). A service found stopped (SIGSTOP) while
-`kata` waits for it is continued, and killed at the end all the same.
+The processes of a `kata check` (at most four, the fourth only while a memory rule is measured):
 
-Messages both ways: 8-byte length, then JSON; a job carries the attempt's bytes in base64.
-A job that asks for progress gets a message `{"progress": check}` as each check ends,
-before its report.
+    kata (click; never NumPy)
+     └─ judge: this module's `serve`, a Python started from a whitelisted environment
+         │   imports NumPy, forks the attempt's process, then imports the graders
+         └─ the attempt's process (graders.engine.boot, confined by graders.engine.confine)
+             └─ a child for a call whose memory is measured (graders.engine.memory)
+
+`kata` itself never imports NumPy or a grader: the judge does, in parallel with `kata`'s
+own start-up. It forks the attempt's process from itself before it loads any grader, so
+that process holds nothing of the judge; an attempt that has to be started again (after a
+hang), and every attempt of a service that grades more than one file (`kata watch`),
+comes from a zygote (graders.engine.sandbox). The judge is a child subreaper: what an
+attempt's process left behind when it died comes to it, and is killed after each grading.
+When `kata` ends it closes the judge's input; the judge then ends everything it started
+and exits (and `kata` kills it if it has not within a second, stopped or not). When `kata`
+dies, the judge reads the end of its input and does the same.
+
+Messages both ways are `graders.engine.wire` messages (protocol.Job, and the dicts
+`{"op": "progress", "check": ...}`, `{"op": "report", ...}`, `{"op": "error", ...}`).
+A job that asks for progress gets a progress message as each check ends, before its report.
 """
 from __future__ import annotations
 
 import os
 import signal
-import struct
 import subprocess
 import sys
 
-# pathlib, json and base64 are imported where used: `kata` starts this service before
-# anything else, and every millisecond before the spawn is a millisecond of waiting
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The judge's start: the project and NumPy's folder on sys.path (given on its command line),
+# then serve(). Nothing else of the environment `kata` runs in reaches it (see `environment`).
+BOOT = "import sys; sys.path[:0] = sys.argv[1:]; from graders.engine.service import serve; serve()"
+SETTINGS = ("KATA_CHECK_SECONDS", "KATA_MEMORY_LIMIT_MB", "KATA_LANDLOCK", "KATA_DEBUG")
 
 
 class ServiceFailed(RuntimeError):
@@ -40,46 +50,55 @@ class ServiceFailed(RuntimeError):
 # ----------------------------------------------------------------------------- the client
 
 class Service:
-    """The `kata` side: starts the service and sends it jobs."""
+    """The `kata` side: starts the judge and sends it jobs."""
 
     def __init__(self, hints: list[str] = ()):
         """`hints`: words that may name the kata about to be graded (the command line's):
         its grader is loaded ahead of the job."""
-        # -S: no site module (its start-up work is this process's to have done); the service
-        # finds NumPy and the project on this process's own path instead
-        path = os.pathsep.join(p for p in sys.path if p)
-        env = dict(os.environ, KATA_SERVICE_HINTS=" ".join(hints), KATA_SERVICE_PATH=path)
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            env[var] = "1"  # see graders/sandbox.py: small matrices, and forks to come
-        env["PYTHONHASHSEED"] = "0"  # the same file, the same verdict: sets and dicts of str in the same order
-        self.proc = subprocess.Popen([sys.executable, "-S", os.path.abspath(__file__)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                     start_new_session=True)  # the terminal's Ctrl-C is kata's to handle
+        from graders.engine import protocol
+
+        paths = [ROOT] + [p for p in sys.path if p and os.path.isdir(p) and p != ROOT]
+        # -S: no site module; the judge finds NumPy and the project on the path it is given
+        self.proc = subprocess.Popen([sys.executable, "-S", "-c", BOOT, *paths], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment(),
+                                     start_new_session=True, cwd="/")  # the terminal's Ctrl-C is kata's to handle
+        import tempfile
+
+        settings = {k: os.environ[k] for k in SETTINGS if k in os.environ}
+        self._send(protocol.Hello(hints=[str(h) for h in hints], settings=settings, tempdir=tempfile.gettempdir()))
 
     def grade(self, kata: str, path, source: bytes, progress=None) -> dict:
         """The report's JSON; `progress`, when given, is called with each check's JSON as
         the service reports it, before the report comes."""
-        import base64
+        from graders.engine import protocol
 
-        job = {"kata": kata, "path": str(path), "source": base64.b64encode(source).decode(),
-               "progress": progress is not None}
-        reply = self._exchange(job)
-        while reply is not None and "progress" in reply:
-            progress(reply["progress"])  # outside _exchange: what the caller raises is the caller's
-            reply = self._exchange(None)
+        self._send(protocol.Job(kata, str(path), source, progress is not None))
+        reply = self._receive()
+        while reply is not None and reply.get("op") == "progress":
+            progress(reply["check"])  # outside _receive: what the caller raises is the caller's
+            reply = self._receive()
         if reply is None:
             raise ServiceFailed("unavailable", f"the grading process stopped: {self._stderr() or 'no reason given'}")
-        if "error" in reply:
-            raise ServiceFailed(reply["error"], reply.get("message", ""))
+        if reply.get("op") == "error":
+            raise ServiceFailed(str(reply.get("kind")), str(reply.get("message", "")))
         return reply["report"]
 
-    def _exchange(self, job: dict | None) -> dict | None:
-        """Send `job` (if any), then read the next message; None when the service is gone."""
+    def _send(self, message) -> None:
+        from dataclasses import asdict
+
+        from graders.engine.wire import encode
+
         try:
-            if job is not None:
-                _send(self.proc.stdin, job)
+            self.proc.stdin.write(encode(asdict(message)))
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            pass  # the judge is gone: the next read says so
+
+    def _receive(self) -> dict | None:
+        """The next message; None when the judge is gone."""
+        try:
             _wait_readable(self.proc)
-            return _receive(self.proc.stdout)
+            return read_message(self.proc.stdout)
         except (OSError, EOFError, ValueError):
             return None
 
@@ -92,109 +111,159 @@ class Service:
         return lines[-1] if lines else ""
 
     def close(self) -> None:
-        """Let go of the service and kill it (stopped or not: SIGKILL ends a stopped process too)."""
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        """Let go of the judge: it ends what it started and exits; killed if it has not within a
+        second (SIGKILL ends a stopped process too)."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            if _stopped(self.proc.pid):
+                os.kill(self.proc.pid, signal.SIGCONT)
+            self.proc.wait(timeout=1.0)
+        except (subprocess.TimeoutExpired, OSError):
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+        for stream in (self.proc.stdout, self.proc.stderr):
             try:
                 stream.close()
             except OSError:
                 pass
-        try:
-            self.proc.kill()  # not waited for: the kernel reaps it once this process is gone
-        except OSError:
-            pass
+
+
+def environment() -> dict:
+    """The judge's environment: how text is read and written, and the settings it reads itself,
+    nothing else of `kata`'s (the attempt's process is forked from the judge: /proc/self/environ)."""
+    from graders.engine.confine import environment as attempts
+
+    env = attempts(os.environ)
+    for name in ("HOME", "TMPDIR", "TMP", "TEMP", "PWD"):
+        env.pop(name, None)
+    return env
+
+
+def _stopped(pid: int) -> bool:
+    from graders.engine import tree
+
+    return tree.state(pid) in ("T", "t")
 
 
 def _wait_readable(proc: subprocess.Popen) -> None:
-    """Wait until the service has something to say, continuing it whenever it is found
-    stopped (Linux: an attempt that could signal it must not hang `kata`)."""
+    """Wait until the judge has something to say, continuing it whenever it is found stopped
+    (an attempt that could signal it must not hang `kata`)."""
     import select
 
     while True:
         ready, _, _ = select.select([proc.stdout], [], [], 0.5)
         if ready or proc.poll() is not None:
             return
-        try:
-            with open(f"/proc/{proc.pid}/stat", "rb") as f:
-                stopped = f.read().rsplit(b")", 1)[-1].split()[0] in (b"T", b"t")
-        except (OSError, IndexError):
-            stopped = False
-        if stopped:
+        if _stopped(proc.pid):
             os.kill(proc.pid, signal.SIGCONT)
 
 
-def _send(stream, message: dict) -> None:
-    import json
+def read_message(stream) -> dict | None:
+    """One wire message from a file; None at its end."""
+    import struct
 
-    data = json.dumps(message).encode()
-    stream.write(struct.pack(">Q", len(data)) + data)
-    stream.flush()
+    from graders.engine.wire import MAX_MESSAGE, decode
 
-
-def _receive(stream) -> dict | None:
     head = stream.read(8)
     if len(head) < 8:
         return None
-    import json
-
     (n,) = struct.unpack(">Q", head)
+    if n > MAX_MESSAGE:
+        raise ValueError("a message too large")
     data = stream.read(n)
-    return json.loads(data) if len(data) == n else None
+    if len(data) != n:
+        return None
+    message = decode(data)
+    return message if isinstance(message, dict) else None
 
 
-# ----------------------------------------------------------------------------- the service
+# ----------------------------------------------------------------------------- the judge
 
 def serve() -> None:
-    """Import what grading needs, fork a clean template, then grade each job read from stdin."""
+    """Import NumPy, fork the first attempt's process, import the graders, then grade each job
+    read from stdin until it ends."""
     import warnings
 
     warnings.simplefilter("ignore")  # stderr is read only when this process fails: keep it for that
-    import numpy  # noqa: F401  (before the fork: the template and the judge both need it)
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    hello = read_message(stdin)
+    if hello is None:
+        return
+    for name, value in (hello.get("settings") or {}).items():
+        if name in SETTINGS and isinstance(value, str):
+            os.environ[name] = value
+    import tempfile
 
-    from graders.engine import sandbox
+    tempfile.tempdir = hello.get("tempdir") or None
+    from graders.engine import boot, confine, sandbox
 
-    sandbox.fork_template()  # nothing of the judge has been imported yet: the template is clean
+    boot.warm()  # NumPy and what the attempt's process runs, imported once, before the fork
+    settings = sandbox.Settings.from_environment()
+    confine.prepare(settings.landlock)
+    if confine.PLAN.libc is not None:
+        confine.PLAN.libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: what a dead attempt leaves comes here
+    try:
+        pid, opened = boot.fork_attempt(settings.megabytes)
+        sandbox.SPAWNER.first = sandbox.Process(pid, sandbox.Channel(opened.chan), opened.out, opened.stack,
+                                                opened.folder, ours=True)
+        for fd in (opened.out, opened.stack):
+            os.set_blocking(fd, False)
+    except OSError:
+        pass  # the spawner starts one when it is needed, and says why if it cannot
+    sandbox.SPAWNER.long_lived = False  # a second job makes it so (kata watch)
     # loaded while kata parses its command line; the diagnosis only when an attempt fails
-    # (graders.engine.harness imports it then): a passing attempt's grading waits for none of it
-    from graders.engine import harness, judge, vocabulary  # noqa: F401
+    from graders.engine import harness  # noqa: F401
 
-    _load_ahead(os.environ.get("KATA_SERVICE_HINTS", "").split())
-    sandbox.template().prefork()  # the attempt's process, ready before the job comes
-
-    jobs: list[dict] = []
+    _load_ahead(hello.get("hints") or [])
+    import queue
     import threading
 
-    ready = threading.Condition()
+    jobs: queue.Queue = queue.Queue()
 
-    def read_jobs():
+    def read_jobs():  # the end of the input ends the judge at once, whatever it is doing
         while True:
-            job = _receive(sys.stdin.buffer)
-            if job is None:  # kata is done, or gone: so are we, and all we started
+            job = read_message(stdin)
+            if job is None or job.get("op") != "grade":
+                _end(sandbox)
                 os._exit(0)
-            with ready:
-                jobs.append(job)
-                ready.notify()
+            jobs.put(job)
 
     threading.Thread(target=read_jobs, daemon=True).start()
+    graded = 0
     while True:
-        with ready:
-            ready.wait_for(lambda: jobs)
-            job = jobs.pop(0)
-        _send(sys.stdout.buffer, _grade(harness, job))
+        job = jobs.get()
+        if graded:
+            sandbox.SPAWNER.long_lived = True
+        _write(stdout, _grade(job))
+        graded += 1
+        _sweep(sandbox)
+
+
+def _write(stream, message: dict) -> None:
+    from graders.engine.wire import encode
+
+    stream.write(encode(message))
+    stream.flush()
 
 
 def _progress(job: dict):
     """What sends each check's result as it ends, when the job asks for it (`kata watch`)."""
     if not job.get("progress"):
         return None
-    return lambda result: _send(sys.stdout.buffer, {"progress": result.to_dict()})
+    return lambda result: _write(sys.stdout.buffer, {"op": "progress", "check": result.to_dict()})
 
 
-def _load_ahead(hints: list[str]) -> None:
+def _load_ahead(hints: list) -> None:
     """Load the grader and the reference of each kata the hints name (a name, or a file NAME.py)."""
     from graders.engine import files, judge
 
     for hint in hints:
-        name = os.path.splitext(os.path.basename(hint))[0]
+        name = os.path.splitext(os.path.basename(str(hint)))[0]
         if files.has_grader(name):
             try:
                 judge.grader(name)
@@ -203,26 +272,57 @@ def _load_ahead(hints: list[str]) -> None:
                 pass  # the job itself will say what is wrong
 
 
-def _grade(harness, job: dict) -> dict:
-    import base64
+def _grade(job: dict) -> dict:
+    from graders.engine import harness
 
     try:
-        report = harness.grade(job["kata"], job["path"], base64.b64decode(job["source"]), _progress(job))
+        source = job["source"]
+        report = harness.grade(str(job["kata"]), str(job["path"]), source if isinstance(source, bytes) else b"",
+                               _progress(job))
     except harness.SettingError as exc:
-        return {"error": "setting", "message": str(exc)}
+        return {"op": "error", "kind": "setting", "message": str(exc)}
     except Exception as exc:  # a fault of a grader, not of the attempt
         import traceback
 
         from graders.engine.wire import visible  # the message may quote what the attempt returned
 
-        return {"error": "grader", "message": visible(f"{type(exc).__name__}: {exc}"),
+        return {"op": "error", "kind": "grader", "message": visible(f"{type(exc).__name__}: {exc}"),
                 "traceback": traceback.format_exc()}
-    return {"report": report}
+    return {"op": "report", "report": report}
 
 
-if __name__ == "__main__":
-    # the project first, then what the command that started us could import
-    sys.path[:] = [ROOT] + [p for p in os.environ.get("KATA_SERVICE_PATH", "").split(os.pathsep) if p]
-    from graders.engine.service import serve as run
+def _sweep(sandbox) -> None:
+    """Kill what came to this process from an attempt's process that died (its orphans), and
+    reap whatever ended."""
+    from graders.engine import tree
 
-    run()
+    zygote = sandbox.SPAWNER.zygote
+    keep = {zygote.proc.pid} if zygote is not None else set()
+    first = sandbox.SPAWNER.first
+    if first is not None:
+        keep.add(first.pid)
+    for pid in tree.children(os.getpid()):
+        if pid not in keep and tree.alive(pid):
+            tree.end_tree(pid)
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _end(sandbox) -> None:
+    """Before the judge exits: its attempts' processes and what they started end, their folders go."""
+    from graders.engine import tree
+
+    first, sandbox.SPAWNER.first = sandbox.SPAWNER.first, None
+    ends = [(p.pid, p.folder) for p in [first, *sandbox.running()] if p is not None]
+    for pid, _ in ends:
+        tree.end_tree(pid)
+    sandbox.SPAWNER.close()
+    for pid, folder in ends:
+        tree.wait_gone(pid)
+        tree.remove_folder(folder)
+    _sweep(sandbox)

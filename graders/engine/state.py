@@ -49,8 +49,7 @@ def expect_sequence(impl, ex: Explore, new: Inputs, case: dict, ref, other: dict
             first[0].source = f"(out1 := {plain})"  # the repro keeps what call 1 returned, to write into it
             write = (f"[a.__setitem__(Ellipsis, {POKED}) for a in (out1 if isinstance(out1, tuple) else [out1]) "
                      f"if isinstance(a, np.ndarray)]")
-            again = _made(lambda: fn.send(first[3], first[4], {"args": list(first[3]), "kwargs": first[4]},
-                                          f"({write}, {plain})[1]"), (), {})
+            again = _made(lambda: fn.send(first[3], first[4], source=f"({write}, {plain})[1]"), (), {})
             steps.append((impl.grading.calls[-1], again, first[2], case.get("dtype", "float64")))
             _judge(impl, ex, steps, params, refused)
             _every_call_raised(steps)

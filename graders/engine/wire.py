@@ -1,9 +1,20 @@
-"""The wire between the judge and the attempt's process: what each side sends the other.
+"""The one format of every message between the judge and the attempt's process, both ways.
 
-Replies (worker to judge) use `encode` / `decode`: JSON plus raw array bytes of
-whitelisted dtypes, so the judge never unpickles anything the attempt produced. Requests
-(judge to worker) are pickled (graders.engine.requests). `digest` fingerprints a value the
-same way on both sides; `visible` and `kind_of` put what the attempt named into messages.
+A message is an 8-byte length, a 4-byte header length, a JSON header, then raw bytes: the
+bytes of the arrays and bytes objects the header names, in order. Nothing in a message is
+code: decoding builds plain data, arrays of whitelisted dtypes (bool, integers, floats,
+complex), NumPy scalars and Generators, so the judge never runs anything the attempt sent.
+
+The judge's requests carry their arrays in shared memory (graders.engine.arena) when it
+gives `encode` an arena: the header then says where each array lies and how (strides,
+read-only), and the attempt's process views it there, so that the judge reads what a call
+left in its arguments from outside the attempt's interpreter. Without an arena, an array
+travels in the message, with its layout. An attempt's results always travel in the
+message, as plain C-ordered bytes.
+
+`digest` fingerprints a value; `visible` and `kind_of` put what the attempt named into
+messages. What the codec uses is bound here, before any attempt runs: an attempt that
+patches json.dumps or NumPy's functions changes its own results, never how they are carried.
 
 Only the standard library and NumPy may be imported here: the attempt's process uses it.
 """
@@ -11,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import socket
+import operator
 import struct
 import sys
 
@@ -29,6 +40,14 @@ class Opaque:
 
     def __repr__(self) -> str:
         return f"<{self.type_name}>"
+
+
+class Kept:
+    """In a request: the object an earlier call returned (`call` its id), still held by the
+    attempt's process, passed back by reference (`path` into it: tuple indices, dict keys)."""
+
+    def __init__(self, call: int, path: tuple = ()):
+        self.call, self.path = call, tuple(path)
 
 
 _CONTROL = None
@@ -73,16 +92,16 @@ class WireError(ValueError):
     """A message that does not decode: damaged, or not made by encode()."""
 
 
-# What the codec uses is bound here, before any attempt runs: an attempt that patches
-# json.dumps or NumPy's functions changes its own results, never how they are carried.
 _dumps, _loads, _pack, _unpack = json.dumps, json.loads, struct.pack, struct.unpack
 _json_text = json.JSONEncoder(separators=(",", ":")).encode
 _sha1 = hashlib.sha1  # a fingerprint, not a secret: the fastest hash here (SHA instructions)
+_index = operator.index
 _NUMPY = None
 
 
-def _np():
-    """NumPy's names the codec needs, taken once (the worker takes them before loading an attempt)."""
+def numpy_names():
+    """NumPy's names the codec needs, taken once (the attempt's process takes them before it
+    loads an attempt)."""
     global _NUMPY
     if _NUMPY is None:
         import types
@@ -94,11 +113,13 @@ def _np():
             frombuffer=numpy.frombuffer, ascontiguousarray=numpy.ascontiguousarray, uint8=numpy.uint8,
             asarray=numpy.asarray, Generator=numpy.random.Generator, copyto=numpy.copyto,
             may_share_memory=numpy.may_share_memory, shares_memory=numpy.shares_memory,
+            integer=numpy.integer, floating=numpy.floating, bool_=numpy.bool_,
             bit_generators={name: getattr(numpy.random, name) for name in GENERATORS})
+        _EXACT_SCALARS.update(t for t in numpy.sctypeDict.values() if isinstance(t, type) and t.__module__ == "numpy")
     return _NUMPY
 
 
-def _type_name(value) -> str:
+def type_name(value) -> str:
     """The name of the value's type as the attempt's code would write it (`deque`, `Cache`)."""
     try:
         name, module = type(value).__qualname__, type(value).__module__
@@ -109,121 +130,177 @@ def _type_name(value) -> str:
     return visible(name if isinstance(name, str) and name else "object")[:100]
 
 
-def _safe_repr(value, limit: int = 200) -> str:
+def safe_repr(value, limit: int = 200) -> str:
     try:
         text = repr(value)
         text = text if isinstance(text, str) else "?"
     except BaseException:  # a __repr__ that raises is the attempt's business
-        text = f"<{_type_name(value)}>"
+        text = f"<{type_name(value)}>"
     text = visible(text[:limit * 2])
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def encode(value) -> bytes:
-    """One message: 8-byte length, 4-byte header length, JSON header, then array bytes."""
-    blobs: list[bytes] = []
-    header = _json_text(_enc(value, blobs, 0)).encode()
-    body = b"".join(blobs)
-    return _pack(">QI", 4 + len(header) + len(body), len(header)) + header + body
+# ----------------------------------------------------------------------------- layouts
 
-
-def _enc(v, blobs: list, depth: int):
-    kind = type(v)
-    if v is None or kind is bool or kind is str or kind is int or kind is float:
-        return v
-    if depth > MAX_DEPTH:
-        return {"$": "opaque", "type": _type_name(v), "repr": "nested too deeply"}
-    if kind is list:
-        return [_enc(x, blobs, depth + 1) for x in v]
-    if kind is tuple:
-        return {"$": "tuple", "v": [_enc(x, blobs, depth + 1) for x in v]}
-    if kind is dict:
-        if all(type(k) is str and k != "$" for k in v):  # a JSON object as it is (a reply, say)
-            return {k: _enc(x, blobs, depth + 1) for k, x in v.items()}
-        return {"$": "dict", "k": [_enc(k, blobs, depth + 1) for k in v],
-                "v": [_enc(x, blobs, depth + 1) for x in v.values()]}
-    if kind is complex:
-        return {"$": "complex", "re": v.real, "im": v.imag}
-    if kind is bytes:
-        blobs.append(v)
-        return {"$": "bytes", "n": len(v)}
-    np = _np() if "numpy" in sys.modules or _NUMPY is not None else None
-    if np is not None:
-        if issubclass(kind, np.ndarray):
-            return _enc_array(np, v, blobs)
-        if issubclass(kind, np.generic) and v.dtype.kind in ARRAY_KINDS:
-            data = np.asarray(v).tobytes()
-            blobs.append(data)
-            return {"$": "scalar", "dtype": v.dtype.str, "n": len(data)}
-        if type(v) is np.Generator and type(v.bit_generator).__name__ in GENERATORS:
-            return {"$": "rng", "bg": type(v.bit_generator).__name__,
-                    "state": _enc(v.bit_generator.state, blobs, depth + 1)}
-    return _enc_subclass(v, blobs, depth)
-
-
-def _enc_subclass(v, blobs: list, depth: int):
-    """A value of a subclass of a type the codec carries, carried as that type (read through
-    the base type's own methods, whatever the subclass overrides) with its type's name."""
-    name, kind = _type_name(v), type(v)
-    if issubclass(kind, str):
-        return str.__str__(v)
-    if issubclass(kind, int):
-        return int.__int__(v)
-    if issubclass(kind, float):
-        return float.__float__(v)
-    if issubclass(kind, tuple):
-        return {"$": "tuple", "type": name, "v": [_enc(x, blobs, depth + 1) for x in tuple.__iter__(v)]}
-    if issubclass(kind, list):
-        return {"$": "list", "type": name, "v": [_enc(x, blobs, depth + 1) for x in list.__iter__(v)]}
-    if issubclass(kind, dict):
-        items = list(dict.items(v))
-        return {"$": "dict", "type": name, "k": [_enc(k, blobs, depth + 1) for k, _ in items],
-                "v": [_enc(x, blobs, depth + 1) for _, x in items]}
-    return {"$": "opaque", "type": name, "repr": _safe_repr(v)}
-
-
-def _span(a) -> tuple[int, int]:
+def span(a) -> tuple[int, int]:
     """(bytes below the first element that the view reaches, bytes the view spans in all)."""
     below = sum(-s * (n - 1) for s, n in zip(a.strides, a.shape) if s < 0)
     above = sum(s * (n - 1) for s, n in zip(a.strides, a.shape) if s > 0)
     return below, below + above + a.itemsize
 
 
-def _view_like(np, shape, dtype, strides, offset: int, span: int):
-    base = np.empty(int(span), dtype=np.uint8)
+def _view_like(np, shape, dtype, strides, offset: int, size: int):
+    base = np.empty(int(size), dtype=np.uint8)
     return np.ndarray(shape, dtype=dtype, buffer=base, offset=int(offset), strides=tuple(strides))
 
 
 def copy_with_layout(a):
     """A copy of array `a` laid out as `a` is in memory (order, strides, read-only flag)."""
-    np = _np()
+    np = numpy_names()
     if a.flags.c_contiguous or a.size <= 1:
         b = a.copy()
     else:
-        below, span = _span(a)
-        b = _view_like(np, a.shape, a.dtype, a.strides, below, span)
+        below, size = span(a)
+        b = _view_like(np, a.shape, a.dtype, a.strides, below, size)
         b[...] = a
     if not a.flags.writeable:
         b.setflags(write=False)
     return b
 
 
-def _enc_array(np, a, blobs: list) -> dict:
-    """An array's dtype, shape and bytes (in C order: what it holds, not how it is laid out);
-    a subclass (np.memmap, np.matrix) as the array it is, with its type's name."""
-    name = None
-    if type(a) is not np.ndarray:
-        name, a = _type_name(a), np.ndarray.view(a, np.ndarray)
-    if a.dtype.kind not in ARRAY_KINDS or a.dtype.fields:
-        return {"$": "opaque", "type": f"array of dtype {a.dtype}", "repr": _safe_repr(a)}
-    out = {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape)}
-    if name:
-        out["type"] = name
-    data = np.ascontiguousarray(a).tobytes()
-    blobs.append(data)
-    out["n"] = len(data)
-    return out
+# ----------------------------------------------------------------------------- encoding
 
+def encode(value, arena=None, placed: dict | None = None) -> bytes:
+    """One message. `arena` (the judge's, for a request): where its arrays are placed;
+    `placed`, when given, gets where each (by id) went."""
+    blobs: list[bytes] = []
+    header = _json_text(_Encoder(blobs, arena, placed).enc(value, 0)).encode()
+    body = b"".join(blobs)
+    return _pack(">QI", 4 + len(header) + len(body), len(header)) + header + body
+
+
+class _Encoder:
+    def __init__(self, blobs: list, arena, placed: dict | None):
+        self.blobs, self.arena = blobs, arena
+        self.placed = {} if placed is None else placed  # one array passed twice is placed once: one object there
+
+    def enc(self, v, depth: int):
+        kind = type(v)
+        if v is None or kind is bool or kind is str or kind is int or kind is float:
+            return v
+        if depth > MAX_DEPTH:
+            return {"$": "opaque", "type": type_name(v), "repr": "nested too deeply"}
+        if kind is list:
+            return [self.enc(x, depth + 1) for x in v]
+        if kind is tuple:
+            return {"$": "tuple", "v": [self.enc(x, depth + 1) for x in v]}
+        if kind is dict:
+            if all(type(k) is str and k != "$" for k in v):  # a JSON object as it is (a reply, say)
+                return {k: self.enc(x, depth + 1) for k, x in v.items()}
+            return {"$": "dict", "k": [self.enc(k, depth + 1) for k in v], "v": [self.enc(x, depth + 1) for x in v.values()]}
+        if kind is complex:
+            return {"$": "complex", "re": v.real, "im": v.imag}
+        if kind is bytes:
+            self.blobs.append(v)
+            return {"$": "bytes", "n": len(v)}
+        if kind is slice:
+            return {"$": "slice", "v": [self.enc(x, depth + 1) for x in (v.start, v.stop, v.step)]}
+        if kind is Kept:
+            return {"$": "kept", "call": v.call, "path": [self.enc(x, depth + 1) for x in v.path]}
+        np = numpy_names() if "numpy" in sys.modules or _NUMPY is not None else None
+        if np is not None:
+            if issubclass(kind, np.ndarray):
+                return self.array(np, v)
+            if issubclass(kind, np.generic) and v.dtype.kind in ARRAY_KINDS:
+                return self.scalar(np, v)
+            if kind is np.Generator and type(v.bit_generator).__name__ in GENERATORS:
+                return {"$": "rng", "bg": type(v.bit_generator).__name__,
+                        "state": self.enc(v.bit_generator.state, depth + 1)}
+            if kind is np.dtype:
+                return {"$": "dtype", "v": v.str} if v.kind in ARRAY_KINDS and not v.fields else \
+                    {"$": "opaque", "type": "dtype", "repr": safe_repr(v)}
+        return self.subclass(v, depth)
+
+    def scalar(self, np, v) -> dict:
+        if type(v) not in _EXACT_SCALARS and not _reads_alike(np, v):
+            return {"$": "opaque", "type": type_name(v),
+                    "repr": "a number whose value depends on how it is read (int(), float() and "
+                            "operator.index() do not agree)"}
+        data = np.asarray(v).tobytes()
+        self.blobs.append(data)
+        return {"$": "scalar", "dtype": v.dtype.str, "n": len(data)}
+
+    def subclass(self, v, depth: int):
+        """A value of a subclass of a type the codec carries, carried as that type (read through
+        the base type's own methods, whatever the subclass overrides) with its type's name."""
+        name, kind = type_name(v), type(v)
+        if issubclass(kind, str):
+            return str.__str__(v)
+        if issubclass(kind, int):
+            if not _int_reads_alike(v):
+                return {"$": "opaque", "type": name, "repr": "an integer whose value depends on how it is "
+                                                             "read (int() and operator.index() do not agree)"}
+            return int.__int__(v)
+        if issubclass(kind, float):
+            return float.__float__(v)
+        if issubclass(kind, tuple):
+            return {"$": "tuple", "type": name, "v": [self.enc(x, depth + 1) for x in tuple.__iter__(v)]}
+        if issubclass(kind, list):
+            return {"$": "list", "type": name, "v": [self.enc(x, depth + 1) for x in list.__iter__(v)]}
+        if issubclass(kind, dict):
+            items = list(dict.items(v))
+            return {"$": "dict", "type": name, "k": [self.enc(k, depth + 1) for k, _ in items],
+                    "v": [self.enc(x, depth + 1) for _, x in items]}
+        return {"$": "opaque", "type": name, "repr": safe_repr(v)}
+
+    def array(self, np, a) -> dict:
+        """An array's dtype, shape and bytes; placed in the arena when there is one (a request),
+        else in the message: with its layout when it has one that a plain copy would lose (a
+        request), as C-ordered bytes otherwise. A subclass (np.memmap, np.matrix) goes as the
+        array it is, with its type's name."""
+        name = None
+        if type(a) is not np.ndarray:
+            name, a = type_name(a), np.ndarray.view(a, np.ndarray)
+        if a.dtype.kind not in ARRAY_KINDS or a.dtype.fields:
+            return {"$": "opaque", "type": f"array of dtype {a.dtype}", "repr": safe_repr(a)}
+        if self.arena is not None:
+            ref = self.placed.get(id(a))
+            if ref is None:
+                ref = self.placed[id(a)] = self.arena.place(a)
+            return ref
+        out = {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape)}
+        if name:
+            out["type"] = name
+        data = np.ascontiguousarray(a).tobytes()
+        self.blobs.append(data)
+        out["n"] = len(data)
+        return out
+
+
+_EXACT_SCALARS: set = set()  # NumPy's own scalar types, which read alike by construction
+
+
+def _reads_alike(np, v) -> bool:
+    """A NumPy scalar of a subclass reads the same however it is read."""
+    try:
+        base = np.asarray(v)[()]
+        if isinstance(v, np.integer):
+            return int(v) == _index(v) == int(base)
+        if isinstance(v, (np.floating, np.bool_)):
+            return float(v) == float(base) or (float(v) != float(v) and float(base) != float(base))
+        return True
+    except BaseException:
+        return False
+
+
+def _int_reads_alike(v) -> bool:
+    try:
+        return int(v) == _index(v) == int.__int__(v)
+    except BaseException:
+        return False
+
+
+# ----------------------------------------------------------------------------- decoding
 
 # A tuple, list or dict of the attempt's own subclass (a namedtuple, an OrderedDict) is
 # rebuilt here as an instance of a plain subclass of the same name, so that it is what it
@@ -254,10 +331,10 @@ def _named_array(a, name):
     return a
 
 
-def decode(message: bytes):
+def decode(message: bytes, arenas=None, kept=None):
     """The value in one message (without its 8-byte length). Never runs code from the
-    message: JSON, and array bytes of whitelisted dtypes; arrays come out plain (C-ordered,
-    writeable), whatever layout they had."""
+    message. `arenas` (the attempt's process's graders.engine.arena.Mappings) hold the arrays
+    a request placed in shared memory; `kept(call, path)` finds what a `Kept` names."""
     if len(message) < 4:
         raise WireError("message too short")
     (n,) = _unpack(">I", message[:4])
@@ -265,64 +342,95 @@ def decode(message: bytes):
         header = _loads(message[4:4 + n].decode())
     except (UnicodeDecodeError, ValueError) as exc:
         raise WireError(f"bad header: {exc}") from None
-    blobs = memoryview(message)[4 + n:]
-    cursor = [0]
+    return _Decoder(memoryview(message)[4 + n:], arenas, kept).dec(header, 0)
 
-    def take(size) -> memoryview:
-        if not isinstance(size, int) or size < 0 or cursor[0] + size > len(blobs):
+
+class _Decoder:
+    def __init__(self, blobs: memoryview, arenas, kept):
+        self.blobs, self.cursor, self.arenas, self.kept = blobs, 0, arenas, kept
+        self.views: dict[tuple, object] = {}  # one array placed once is one object here too
+
+    def take(self, size) -> memoryview:
+        if not isinstance(size, int) or size < 0 or self.cursor + size > len(self.blobs):
             raise WireError("array bytes missing")
-        chunk = blobs[cursor[0]:cursor[0] + size]
-        cursor[0] += size
+        chunk = self.blobs[self.cursor:self.cursor + size]
+        self.cursor += size
         return chunk
 
-    return _dec(header, take, 0)
+    def dec(self, v, depth: int):
+        if depth > MAX_DEPTH + 2:
+            raise WireError("nested too deeply")
+        if isinstance(v, list):
+            return [self.dec(x, depth + 1) for x in v]
+        if not isinstance(v, dict):
+            return v
+        kind = v.get("$")
+        if kind is None:
+            return {k: self.dec(x, depth + 1) for k, x in v.items()}
+        if kind in ("tuple", "list"):
+            base = tuple if kind == "tuple" else list
+            return _carried(base, v.get("type"))(self.dec(x, depth + 1) for x in v["v"])
+        if kind == "dict":
+            keys = [self.dec(k, depth + 1) for k in v["k"]]
+            try:
+                return _carried(dict, v.get("type"))(zip(keys, (self.dec(x, depth + 1) for x in v["v"])))
+            except TypeError:
+                raise WireError("unhashable dict key") from None
+        if kind == "complex":
+            return complex(v["re"], v["im"])
+        if kind == "bytes":
+            return bytes(self.take(v["n"]))
+        if kind == "slice":
+            return slice(*(self.dec(x, depth + 1) for x in v["v"]))
+        if kind == "array":
+            return _named_array(self.array(v), v.get("type"))
+        if kind == "shm":
+            if self.arenas is None:
+                raise WireError("an array in shared memory, where none is mapped")
+            key = (v.get("a"), v.get("off"), str(v.get("shape")), str(v.get("strides")), v.get("dtype"), v.get("ro"))
+            if key not in self.views:
+                self.views[key] = self.arenas.view(v)
+            return self.views[key]
+        if kind == "scalar":
+            np = numpy_names()
+            dtype = _dtype(np, v["dtype"])
+            data = self.take(v["n"])
+            if len(data) != dtype.itemsize:
+                raise WireError("scalar of the wrong size")
+            return np.frombuffer(data, dtype=dtype)[0]
+        if kind == "dtype":
+            return _dtype(numpy_names(), v["v"])
+        if kind == "rng":
+            np = numpy_names()
+            if v["bg"] not in GENERATORS:
+                raise WireError(f"unknown bit generator {v['bg']!r}")
+            bit_generator = np.bit_generators[v["bg"]]()
+            try:
+                bit_generator.state = self.dec(v["state"], depth + 1)
+            except (TypeError, ValueError, KeyError) as exc:
+                raise WireError(f"bad generator state: {exc}") from None
+            return np.Generator(bit_generator)
+        if kind == "kept":
+            if self.kept is None:
+                raise WireError("a kept result, where none is kept")
+            return self.kept(v["call"], tuple(self.dec(x, depth + 1) for x in v["path"]))
+        if kind == "opaque":
+            return Opaque(str(v.get("type")), str(v.get("repr")))
+        raise WireError(f"unknown kind {kind!r}")
 
-
-def _dec(v, take, depth: int):
-    if depth > MAX_DEPTH + 2:
-        raise WireError("nested too deeply")
-    if isinstance(v, list):
-        return [_dec(x, take, depth + 1) for x in v]
-    if not isinstance(v, dict):
-        return v
-    kind = v.get("$")
-    if kind is None:
-        return {k: _dec(x, take, depth + 1) for k, x in v.items()}
-    if kind in ("tuple", "list"):
-        base = tuple if kind == "tuple" else list
-        return _carried(base, v.get("type"))(_dec(x, take, depth + 1) for x in v["v"])
-    if kind == "dict":
-        keys = [_dec(k, take, depth + 1) for k in v["k"]]
-        try:
-            return _carried(dict, v.get("type"))(zip(keys, (_dec(x, take, depth + 1) for x in v["v"])))
-        except TypeError:
-            raise WireError("unhashable dict key") from None
-    if kind == "complex":
-        return complex(v["re"], v["im"])
-    if kind == "bytes":
-        return bytes(take(v["n"]))
-    if kind == "array":
-        return _named_array(_dec_array(v, take), v.get("type"))
-    if kind == "scalar":
-        np = _np()
+    def array(self, v):
+        np = numpy_names()
         dtype = _dtype(np, v["dtype"])
-        data = take(v["n"])
-        if len(data) != dtype.itemsize:
-            raise WireError("scalar of the wrong size")
-        return np.frombuffer(data, dtype=dtype)[0]
-    if kind == "rng":
-        np = _np()
-        if v["bg"] not in GENERATORS:
-            raise WireError(f"unknown bit generator {v['bg']!r}")
-        bit_generator = np.bit_generators[v["bg"]]()
-        try:
-            bit_generator.state = _dec(v["state"], take, depth + 1)
-        except (TypeError, ValueError, KeyError) as exc:
-            raise WireError(f"bad generator state: {exc}") from None
-        return np.Generator(bit_generator)
-    if kind == "opaque":
-        return Opaque(str(v.get("type")), str(v.get("repr")))
-    raise WireError(f"unknown kind {kind!r}")
+        shape = tuple(v["shape"])
+        if not all(isinstance(s, int) and s >= 0 for s in shape):
+            raise WireError("bad shape")
+        size = 1
+        for s in shape:
+            size *= s
+        data = self.take(v["n"])
+        if len(data) != size * dtype.itemsize:
+            raise WireError("array bytes do not fit the shape")
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
 
 
 _DTYPES: dict = {}
@@ -343,26 +451,16 @@ def _dtype(np, text):
     return dtype
 
 
-def _dec_array(v, take):
-    np = _np()
-    dtype = _dtype(np, v["dtype"])
-    shape = tuple(v["shape"])
-    if not all(isinstance(s, int) and s >= 0 for s in shape):
-        raise WireError("bad shape")
-    size = 1
-    for s in shape:
-        size *= s
-    data = take(v["n"])
-    if len(data) != size * dtype.itemsize:
-        raise WireError("array bytes do not fit the shape")
-    return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+def dtype_of(text):
+    """The NumPy dtype a header names (checked against the carried kinds)."""
+    return _dtype(numpy_names(), text)
 
 
+# ----------------------------------------------------------------------------- fingerprints
 
 def digest(value) -> str:
-    """A fingerprint of a value's contents (arrays by dtype, shape and bytes), the same in
-    both processes: the judge sends the fingerprints of a call's arguments, and the
-    attempt's process sends back any argument whose fingerprint the call changed."""
+    """A fingerprint of a value's contents (arrays by dtype, shape and bytes): the judge takes
+    it of each argument before a call and after, from the shared memory the call saw."""
     h = _sha1()
     _feed(h, value)
     return h.hexdigest()
@@ -376,11 +474,11 @@ def _feed(h, v) -> None:
     if kind in _SCALARS:
         h.update(f"{kind.__name__}:{v!r}".encode())
         return
-    np = _NUMPY if _NUMPY is not None else _np() if "numpy" in sys.modules else None
+    np = _NUMPY if _NUMPY is not None else numpy_names() if "numpy" in sys.modules else None
     if np is not None and issubclass(kind, np.ndarray):
         v = v if kind is np.ndarray else np.ndarray.view(v, np.ndarray)
         h.update(f"a{v.dtype.str}{v.shape}".encode())
-        h.update(np.ascontiguousarray(v) if v.dtype.kind in ARRAY_KINDS else _safe_repr(v, 10**6).encode())
+        h.update(np.ascontiguousarray(v) if v.dtype.kind in ARRAY_KINDS else safe_repr(v, 10**6).encode())
     elif issubclass(kind, (list, tuple)):
         h.update(f"{'l' if issubclass(kind, list) else 't'}{len(v)}(".encode())
         for x in (list.__iter__(v) if issubclass(kind, list) else tuple.__iter__(v)):
@@ -389,21 +487,10 @@ def _feed(h, v) -> None:
     elif issubclass(kind, dict):
         h.update(f"d{len(v)}(".encode())
         for k, x in dict.items(v):
-            h.update(_safe_repr(k, 10**4).encode())
+            h.update(safe_repr(k, 10**4).encode())
             _feed(h, x)
         h.update(b")")
     elif np is not None and kind is np.Generator:
         h.update(b"rng")  # its state is meant to move: sent back with every call instead
     else:
-        h.update(f"{_type_name(v)}:{_safe_repr(v, 10**6)}".encode())
-
-
-def recv_exact(sock: socket.socket, n: int) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        chunk = sock.recv(min(n - got, 1 << 20))
-        if not chunk:
-            raise EOFError("the other side closed the connection")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+        h.update(f"{type_name(v)}:{safe_repr(v, 10**6)}".encode())

@@ -1,15 +1,15 @@
 """The attempt's process: it loads the attempt and runs the calls it is sent.
 
-Nothing here decides a verdict. The judge (graders.engine.sandbox, graders.engine.judge)
-sends requests over a socket: load this source, call this function with these
-arguments, send back that earlier result again. This process answers with what happened
-(the value returned, or the exception raised, any argument the call changed (found by
-fingerprints the judge sends), warnings, a memory peak, imports refused) and the judge
-compares. Whatever the attempt does to this interpreter (NumPy's error state,
-monkeypatches, `sys.modules`) stays here. It is forked by the reaper
-(graders.engine.reaper) and confined before it waits for the attempt
-(graders.engine.confine). Only this process talks to the judge: a process the attempt
-forks loses the channel at once, and one that comes back here ends quietly.
+Nothing here decides a verdict. The judge (graders.engine.sandbox) sends requests on one
+channel (graders.engine.protocol): load this source, run these calls, send back that earlier
+result again. This process answers each with what happened: the value returned or the
+exception raised, warnings, the entries of list and dict arguments the call replaced, the
+result arrays that share memory with an input, imports refused. The arrays of a call's
+arguments are views of memory shared with the judge (graders.engine.arena), which reads
+from outside whether the call wrote into them. Whatever the attempt does to this
+interpreter (NumPy's error state, monkeypatches, `sys.modules`) stays here. Only this
+process talks to the judge: a process the attempt forks loses the channel at once, and
+one that comes back here ends quietly.
 
 Only the standard library and NumPy may be imported here.
 """
@@ -18,17 +18,15 @@ from __future__ import annotations
 import builtins
 import io
 import os
-import signal
-import socket
 import sys
 import time
 
-from graders.engine import confine, imports, keeping, memory
-from graders.engine.requests import recv_request
-from graders.engine.wire import MAX_MESSAGE, _np, _safe_repr, _type_name, digest, encode, visible
+from graders.engine import imports, keeping, memory
+from graders.engine.arena import Mappings
+from graders.engine.protocol import Channel
+from graders.engine.wire import (MAX_MESSAGE, WireError, encode, numpy_names, safe_repr, type_name,
+                                 visible)
 
-# Signals a fresh Python interpreter ignores (the reaper ignores every signal it can)
-PYTHON_IGNORES = ("SIGPIPE", "SIGXFSZ")
 _BUILTIN_CLASSES = {name: value for name, value in vars(builtins).items() if isinstance(value, type)}
 
 
@@ -39,7 +37,7 @@ class GlobalRandomState(RuntimeError):
 class Worker:
     """Loads the attempt and answers the judge's requests, one at a time."""
 
-    def __init__(self, chan: socket.socket, guard: imports.Refuser):
+    def __init__(self, chan: Channel, guard: imports.Refuser):
         import linecache
         import traceback
         import warnings
@@ -47,70 +45,70 @@ class Worker:
         import numpy as np
 
         # Taken now, before the attempt runs, so that what it rebinds does not reach them.
-        _np()
+        numpy_names()
         self.np, self.chan, self.guard = np, chan, guard
         self.extract_tb, self.linecache, self.warnings = traceback.extract_tb, linecache, warnings
         self.errstate, self.seed = np.errstate, np.random.seed
-        self.perf_counter, self.enc, self.digest = time.perf_counter, encode, digest
+        self.perf_counter, self.enc = time.perf_counter, encode
         self.getpid, self.exit, self.fork, self.modules = os.getpid, os._exit, os.fork, sys.modules
-        self.pid, self.pipe, self.forking = os.getpid(), None, False
+        self.generator = np.random.Generator
+        self.pid = os.getpid()
         self.module = None
         self.filename = None
-        self.kept: dict[int, object] = {}       # results kept for fetch, by call id
-        self.kept_args: dict[int, tuple] = {}   # argument objects kept for a later call, by call id
-        self.shares = keeping.shares            # bound before the attempt runs, as the codec is
+        self.arenas = Mappings()                 # shared memory the judge places arguments in
+        self.kept: dict[int, object] = {}        # results kept for Fetch, Poke and Kept, by call id
+        self.kept_args: dict[int, tuple] = {}    # argument objects kept for a later call, by call id
+        self.shares = keeping.shares             # bound before the attempt runs, as the codec is
         self.reported, self.n_modules, self.own = 0, 0, {"__main__"}
         os.register_at_fork(after_in_child=self._forked)
 
     def _forked(self) -> None:
-        """In any process forked from this one: the channel to the judge (and the pipe of a
-        memory measure) stay with us."""
-        try:
-            self.chan.close()
-        except OSError:
-            pass
-        if self.pipe is not None and not self.forking:
-            try:
-                os.close(self.pipe)
-            except OSError:
-                pass
-            self.pipe = None
-
-    def fork_keeping(self, fd: int) -> int:
-        """Fork a child that keeps `fd` (a memory measure's pipe); the children it forks lose it."""
-        self.forking = True
-        try:
-            pid = self.fork()
-        finally:
-            self.forking = False
-        if pid == 0:
-            self.pid, self.pipe = self.getpid(), fd
-        return pid
+        """In any process forked from this one: the channel to the judge stays with us."""
+        self.chan.close()
 
     def serve(self) -> None:
         while True:
             try:
-                self.chan.setblocking(True)  # whatever the attempt made of the descriptor's flags
-                request = recv_request(self.chan)
+                self.chan.sock.setblocking(True)  # whatever the attempt made of the descriptor's flags
+                request = self.chan.receive(self.arenas, self.kept_object)
             except (EOFError, OSError):
                 self.exit(0)
-            try:
-                reply = getattr(self, "op_" + request["op"])(request)
-            except BaseException as exc:  # the attempt broke something this process needs
-                reply = {"error": f"the grading process failed: {_type_name(exc)}: {_text(exc)}"}
-            if self.getpid() != self.pid:
-                self.exit(0)  # a process the attempt forked came back here: only we answer
-            self._flush()
-            self.chan.sendall(reply if isinstance(reply, bytes) else self.encode_reply(reply))
+            except (WireError, KeyError, TypeError) as exc:
+                self.send({"op": "error", "error": f"a request could not be read: {exc}"})
+                continue
+            op = request["op"]
+            if op == "run":
+                for call in request.get("calls", []):
+                    self.send(self.answer(lambda: self.op_call(call), call.get("id", 0)))
+            elif op in ("load", "fetch", "poke", "forget"):
+                self.send(self.answer(lambda: getattr(self, "op_" + op)(request), 0))
+            else:
+                self.send({"error": f"an unknown request {visible(op)[:40]!r}"})
+
+    def answer(self, make, call_id: int) -> dict | bytes:
+        try:
+            return make()
+        except BaseException as exc:  # the attempt broke something this process needs
+            return {"id": call_id, "error": f"the grading process failed: {type_name(exc)}: {_text(exc)}"}
+
+    def send(self, reply) -> None:
+        if reply is None:  # already sent (a measured call sends its own)
+            return
+        if self.getpid() != self.pid:
+            self.exit(0)  # a process the attempt forked came back here: only we answer
+        self._flush()
+        self.chan.sock.sendall(reply if isinstance(reply, bytes) else self.encode_reply(reply))
 
     def encode_reply(self, reply: dict) -> bytes:
         self._note_refusals(reply)
         try:
             data = self.enc(reply)
         except BaseException as exc:  # a result whose encoding failed (a broken __len__, say)
-            data = self.enc({"error": f"the result could not be sent back: {_type_name(exc)}: {_text(exc)}"})
+            data = self.enc({"id": reply.get("id", 0),
+                             "error": f"the result could not be sent back: {type_name(exc)}: {_text(exc)}"})
         if len(data) > MAX_MESSAGE:
-            data = self.enc({"error": f"the result is {len(data) / 2**20:.0f} MiB: far too large to compare"})
+            data = self.enc({"id": reply.get("id", 0),
+                             "error": f"the result is {len(data) / 2**20:.0f} MiB: far too large to compare"})
         return data
 
     def _note_refusals(self, reply: dict) -> None:
@@ -133,6 +131,13 @@ class Worker:
                 stream.flush()
             except BaseException:
                 pass
+
+    def kept_object(self, call: int, path: tuple):
+        """What an earlier call returned (kept), passed back by reference, or a part of it."""
+        value = self.kept[call]
+        for step in path:
+            value = value[step]
+        return value
 
     # -- requests ---------------------------------------------------------------------
     def op_load(self, request) -> dict:
@@ -159,27 +164,31 @@ class Worker:
         finally:
             self.module = module
         functions = [name for name, value in vars(module).items() if callable(value)]
-        return {"ok": functions, "seconds": self.perf_counter() - started}
+        return {"functions": functions, "seconds": self.perf_counter() - started}
 
-    def op_call(self, request):
-        fn = getattr(self.module, request["fn"], None)
+    def op_call(self, call: dict):
+        fn = getattr(self.module, call["fn"], None)
         if not callable(fn):
-            return {"missing": True}
-        opts = request.get("opts", {})
+            return {"id": call["id"], "missing": True}
+        opts = call.get("opts") or {}
         if opts.get("memory"):
-            return memory.in_child(self, lambda: self._call(fn, request, opts))
-        return self._call(fn, request, opts)
+            return memory.in_child(self, call["id"], opts.get("memory_cap"), lambda: self._call(fn, call, opts))
+        return self._call(fn, call, opts)
 
-    def _call(self, fn, request, opts) -> dict:
-        args, kwargs = keeping.arguments(request, self.kept_args)
+    def _call(self, fn, call: dict, opts: dict) -> dict:
+        if call.get("args_from") is not None:  # the objects an earlier call got, laid out as they came
+            args, kwargs, laid = self.kept_args[call["args_from"]]
+        else:
+            args, kwargs = call["args"], call["kwargs"]
+            laid = keeping.layouts(args, kwargs)
         if "global_seed" in opts:
             self.seed(opts["global_seed"])
-        reply: dict = {}
+        reply: dict = {"id": call["id"]}
         held = keeping.entries(args, kwargs)
         started = self.perf_counter()
         try:
             if opts.get("memory"):
-                result = memory.traced(lambda: fn(*args, **kwargs), reply, opts.get("memory_cap"))
+                result = memory.traced(lambda: fn(*args, **kwargs), reply)
             elif opts.get("warnings"):
                 result = self._warned(fn, args, kwargs, reply)
             else:
@@ -187,52 +196,46 @@ class Worker:
         except BaseException as exc:
             reply["raised"] = self._describe(exc)
         else:
-            reply["ok"] = result
+            reply["value"] = result
             shared = self.shares(result, args, kwargs, self.kept)
             if shared:
                 reply["shares"] = shared
             if opts.get("keep"):
-                self.kept[request["id"]] = result
+                self.kept[call["id"]] = result
         if opts.get("keep_args"):
-            self.kept_args[request["id"]] = (args, kwargs)
-        if held:
-            swapped = keeping.replaced(args, kwargs, held)
-            if swapped:
-                reply["replaced"] = swapped
-        if reply.pop("tracer", None):
-            reply.pop("ok", None)
+            self.kept_args[call["id"]] = (args, kwargs, laid)
+        swapped = keeping.replaced(args, kwargs, held) if held else []
+        if swapped:
+            reply["replaced"] = swapped
+        # what the judge cannot see in the shared memory: an argument whose entries were replaced,
+        # or whose arrays are no longer laid out as they came (reshaped in place), is sent back as it is now
+        changed = {key for key, _ in swapped} | set(keeping.relaid(args, kwargs, laid))
+        if changed:
+            reply["changed"] = {key: args[key] if isinstance(key, int) else kwargs[key] for key in changed}
+        if reply.get("tracer_stopped"):
+            reply.pop("value", None)
             reply["raised"] = memory.tracer_stopped()
         reply["seconds"] = self.perf_counter() - started
-        self._changes(request, args, kwargs, reply)
+        rngs = {key: value for key, value in [*enumerate(args), *kwargs.items()] if type(value) is self.generator}
+        if rngs:
+            reply["rngs"] = rngs
         return reply
 
-    def _changes(self, request, args, kwargs, reply) -> None:
-        """The arguments the call changed (by their fingerprints), and every Generator's state."""
-        sent = request.get("digests") or {}
-        changed, rngs = {}, {}
-        generator = _np().Generator
-        for key, value in [*enumerate(args), *kwargs.items()]:
-            if type(value) is generator:
-                rngs[key] = value
-            elif key in sent and self.digest(value) != sent[key]:
-                changed[key] = value
-        reply["changed"], reply["rngs"] = changed, rngs
-
     def op_fetch(self, request) -> dict:
-        if request["id"] not in self.kept:
+        if request["call"] not in self.kept:
             return {"error": "no such result"}
-        return {"ok": self.kept[request["id"]]}
+        return {"value": self.kept[request["call"]]}
 
     def op_forget(self, request) -> dict:
         self.kept.clear()
         self.kept_args.clear()
-        return {"ok": None}
+        return {"value": None}
 
     def op_poke(self, request) -> dict:
         """Change a kept result in place, as the caller may change what it was given."""
-        if request["id"] not in self.kept:
+        if request["call"] not in self.kept:
             return {"error": "no such result"}
-        return {"ok": keeping.poke(self.kept[request["id"]], request["value"])}
+        return {"value": keeping.poke(self.kept[request["call"]], request["value"])}
 
     # -- how a call is watched ----------------------------------------------------------
     def _warned(self, fn, args, kwargs, reply):
@@ -258,7 +261,7 @@ class Worker:
         for frame in self.extract_tb(exc.__traceback__):
             if os.path.abspath(frame.filename) == os.path.abspath(self.filename):
                 where = {"line": frame.lineno, "code": visible((frame.line or "").strip())}
-        out = {"type": _type_name(exc), "module": visible(str(type(exc).__module__))[:100], "bases": bases,
+        out = {"type": type_name(exc), "module": visible(str(type(exc).__module__))[:100], "bases": bases,
                "message": _text(exc), "where": where}
         if isinstance(exc, SyntaxError):
             out["where"] = {"line": exc.lineno, "code": visible((exc.text or "").strip())}
@@ -266,7 +269,7 @@ class Worker:
         if isinstance(exc, SystemExit):
             code = exc.code
             out["code"] = code if type(code) in (int, type(None)) else visible(code) if type(code) is str \
-                else _safe_repr(code)
+                else safe_repr(code)
         return out
 
     def _cache_lines(self, source: bytes) -> None:
@@ -327,7 +330,7 @@ def _text(obj) -> str:
         if type(text) is not str:
             text = str.__str__(text)
     except BaseException as exc:
-        return f"(its message could not be read: {_type_name(exc)} in __str__)"
+        return f"(its message could not be read: {type_name(exc)} in __str__)"
     return visible(text.strip().splitlines()[0][:500]) if text.strip() else ""
 
 
@@ -340,57 +343,3 @@ def decode_source(source: bytes) -> str:
         return source.decode(encoding, "replace")
     except (SyntaxError, LookupError):
         return source.decode("utf-8", "replace")
-
-
-def worker(chan: socket.socket, out_w: int, folder: str | None = None) -> None:
-    """The attempt's process: its own process group, output to the judge, confined."""
-    try:
-        os.setpgid(0, 0)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(out_w, 1)
-        os.dup2(out_w, 2)
-        for fd in {out_w, null} - {0, 1, 2}:
-            os.close(fd)
-        sys.stdout = sys.__stdout__ = _text_stream(1)
-        sys.stderr = sys.__stderr__ = _text_stream(2)
-        _as_python_starts()
-        guard = confine.confine(folder)
-        Worker(_out_of_the_way(chan), guard).serve()
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()  # to the judge's output pipe: shown with what the attempt printed
-    finally:
-        os._exit(70)
-
-
-def _out_of_the_way(chan: socket.socket) -> socket.socket:
-    """The channel on a descriptor far above the ones files get (an attempt that writes to
-    descriptors 0 to 20, say, does not write into it by chance)."""
-    import fcntl
-
-    try:
-        high = fcntl.fcntl(chan.fileno(), fcntl.F_DUPFD_CLOEXEC, 200)
-    except OSError:
-        return chan
-    chan.close()
-    return socket.socket(fileno=high)
-
-
-def _as_python_starts() -> None:
-    """Signal handling as a fresh Python interpreter has it (the reaper ignored every signal)."""
-    for sig in signal.valid_signals():
-        if sig not in (signal.SIGKILL, signal.SIGSTOP):
-            try:
-                signal.signal(sig, signal.SIG_DFL)
-            except (ValueError, OSError):
-                pass
-    for name in PYTHON_IGNORES:
-        signal.signal(getattr(signal, name), signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def _text_stream(fd: int) -> io.TextIOWrapper:
-    return io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8", errors="replace",
-                            line_buffering=True)
