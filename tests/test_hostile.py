@@ -313,3 +313,250 @@ def _gone(pid: int, seconds: float = 5.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+# ----------------------------------------------------------------------------- the machine as it was
+
+def snapshot(paths: list[Path]) -> dict[str, tuple]:
+    """What grading must leave as it was: each path's content, mode, owner, times and extended attributes."""
+    out = {}
+    for p in paths:
+        st = os.lstat(p)
+        content = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() and not p.is_symlink() else None
+        try:
+            xattrs = {name: os.getxattr(p, name, follow_symlinks=False) for name in os.listxattr(p, follow_symlinks=False)}
+        except OSError:
+            xattrs = None
+        out[str(p)] = (content, st.st_mode, st.st_uid, st.st_gid, st.st_mtime_ns, xattrs)
+    return out
+
+
+def decoy_home(base: Path) -> list[Path]:
+    """A home folder full of what an attempt must never touch (and the folder itself)."""
+    home = base / "decoy"
+    (home / ".ssh").mkdir(parents=True)
+    files = {".ssh/id_ed25519": "-----BEGIN OPENSSH PRIVATE KEY-----\nnot a real key\n", ".bash_history": "ls\n",
+             ".netrc": "machine example.com login me password secret\n", "notes.txt": "my notes\n"}
+    for name, text in files.items():
+        (home / name).write_text(text)
+        os.chmod(home / name, 0o600 if name != "notes.txt" else 0o644)
+    os.chmod(home / ".ssh", 0o700)
+    return [home, home / ".ssh", *(home / name for name in files)]
+
+
+TOUCHES = """
+import os, stat
+def _every(paths):
+    for p in paths:
+        for touch in (lambda: os.chmod(p, 0o4777), lambda: os.chmod(p, 0), lambda: os.utime(p, (1, 1)),
+                      lambda: os.setxattr(p, "user.kata", b"x"), lambda: os.chown(p, os.getuid(), os.getgid()),
+                      lambda: os.truncate(p, 0), lambda: open(p, "a").write("x"), lambda: os.rename(p, p + ".moved"),
+                      lambda: os.unlink(p), lambda: os.rmdir(p)):
+            try:
+                touch()
+                print("TOUCHED", p)
+            except (OSError, ValueError):
+                pass
+_every({paths!r})
+"""
+
+
+def as_ordinary_user() -> list[str] | None:
+    """A prefix that runs a command as an ordinary user (run as root, where that user can run
+    this Python and read this project), else None."""
+    import shutil
+
+    from graders.engine.confine import _open_to_others
+
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        return None
+    needed = [os.path.realpath(sys.executable), str(REPO), sys.prefix]
+    if not all(_open_to_others(p) for p in needed):
+        return None
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+USERS = ["as whoever runs the tests", "as an ordinary user"]
+
+
+@pytest.mark.skipif(not LINUX, reason="the judge's guarantees are Linux's")
+@pytest.mark.parametrize("user", USERS)
+@pytest.mark.parametrize("tmp_mode", [0o1777, 0o755], ids=["tmp 1777", "tmp 755"])
+def test_a_hostile_attempt_leaves_the_users_files_and_the_temporary_folder_as_they_were(tmp_path, subprocess_env,
+                                                                                         user, tmp_mode):
+    prefix = [] if user == USERS[0] else as_ordinary_user()
+    if prefix is None:
+        pytest.skip("no ordinary user can run this Python here")
+    base = tmp_path / "base"
+    base.mkdir()
+    tmp = base / "tmp"
+    tmp.mkdir()
+    os.chmod(tmp, tmp_mode)
+    decoys = decoy_home(base)
+    work = base / "work"
+    work.mkdir()
+    path = work / "softmax.py"
+    path.write_text(TOUCHES.format(paths=[str(p) for p in reversed(decoys)] + [str(path), str(tmp), str(work)]) + GOOD)
+    if prefix:
+        for p in (base, work, tmp, path):
+            os.chown(p, 65534, 65534)
+    env = dict(subprocess_env, HOME=str(decoys[0]), TMPDIR=str(tmp), KATA_HOME=str(work))
+    decoys += [path, work]
+    before, tmp_before = snapshot(decoys), os.stat(tmp)
+    r = subprocess.run([*prefix, sys.executable, "-m", "kata", "check", "softmax", "--file", str(path)], cwd=REPO,
+                       env=env, capture_output=True, timeout=60)
+    out = r.stdout.decode()
+    assert r.returncode == 0, out + r.stderr.decode()
+    assert "TOUCHED" not in out
+    assert snapshot(decoys) == before, "grading changed the user's files"
+    after = os.stat(tmp)
+    assert (after.st_mode, after.st_uid, after.st_gid) == (tmp_before.st_mode, tmp_before.st_uid, tmp_before.st_gid)
+    assert list(tmp.iterdir()) == [], "an attempt's folder was left behind"
+
+
+ENVIRONMENT = """
+import os, socket
+seen = dict(os.environ)
+with open("/proc/self/environ", "rb") as f:
+    block = dict(item.split(b"=", 1) for item in f.read().split(b"\\0") if b"=" in item)
+print("ENV", sorted(seen), "BLOCK", sorted(k.decode() for k in block))
+print("SECRET", any("not-for-the-attempt" in v for v in seen.values()) or any(b"not-for-the-attempt" in v for v in block.values()))
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+    print("CONNECTED")
+except OSError as exc:
+    print("REFUSED", type(exc).__name__)
+print("IDS", os.getuid(), os.geteuid(), os.getgid(), os.getegid(), os.getgroups())
+"""
+
+
+@pytest.mark.skipif(not LINUX, reason="the judge's guarantees are Linux's")
+def test_the_attempt_sees_a_whitelisted_environment_and_no_network(tmp_path, subprocess_env):
+    import socket
+
+    from graders.engine.confine import ENVIRONMENT as WHITELIST
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    path = tmp_path / "softmax.py"
+    path.write_text(ENVIRONMENT.format(port=listener.getsockname()[1]) + GOOD)
+    env = dict(subprocess_env, AWS_SECRET_ACCESS_KEY="not-for-the-attempt", KATA_SECRET="not-for-the-attempt")
+    r = subprocess.run([sys.executable, "-m", "kata", "check", "softmax", "--file", str(path)], cwd=REPO, env=env,
+                       capture_output=True, timeout=60)
+    out = r.stdout.decode()
+    assert r.returncode == 0, out + r.stderr.decode()
+    line = next(x for x in out.splitlines() if "ENV" in x)
+    names = set(re.findall(r"'([A-Z_]+)'", line))
+    assert names and names <= set(WHITELIST), names - set(WHITELIST)
+    assert "SECRET False" in out and "REFUSED" in out and "CONNECTED" not in out
+    with pytest.raises(socket.timeout):
+        listener.accept()
+    ids = next(x for x in out.splitlines() if "IDS" in x).split(maxsplit=1)[1]
+    if os.geteuid() == 0:  # run as root, the attempt gives up every id
+        assert "0" not in re.findall(r"\d+", ids), ids
+
+
+def test_the_standard_librarys_own_imports_are_its_business(tmp_path):
+    path = tmp_path / "softmax.py"
+    path.write_text("import copy\nimport dataclasses\nimport decimal\n" + GOOD.replace(
+        "    e = np.exp(z", "    z = copy.deepcopy(z)\n    e = np.exp(z"))
+    report = grade("softmax", path)
+    assert report["passed"], [c["message"] for c in report["checks"] if not c["passed"]]
+
+
+def test_a_class_merely_named_valueerror_is_not_a_valueerror(tmp_path):
+    path = tmp_path / "causal_mha.py"
+    path.write_text("class ValueError(Exception):\n    pass\n" + (REPO / "solutions" / "causal_mha.py").read_text())
+    report = grade("causal_mha", path)
+    failed = [c["message"] for c in report["checks"] if not c["passed"]]
+    assert failed and all("raised ValueError" in m and "expected ValueError" in m for m in failed), failed
+
+
+def test_a_stopped_call_names_its_shapes_and_its_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("KATA_CHECK_SECONDS", "1")
+    path = tmp_path / "top_p.py"
+    slow = (REPO / "solutions" / "top_p.py").read_text().replace(
+        "def top_p_probs(logits, temperature=1.0, top_p=1.0):",
+        "def top_p_probs(logits, temperature=1.0, top_p=1.0):\n    if logits.shape[-1] > 4000:\n"
+        "        while True:\n            pass")
+    path.write_text(slow)
+    report = grade("top_p", path)
+    [message] = [c["message"] for c in report["checks"] if not c["passed"]]
+    assert re.search(r"^did not finish within [\d.]+ s on top_p_probs\(.*\) \(logits \([\d, ]*4097\) float\d\d\): it "
+                     r"was running line [67] of your file", message), message
+
+
+def test_a_number_whose_value_depends_on_how_it_is_read_is_not_that_number(tmp_path):
+    path = tmp_path / "gqa.py"
+    path.write_text((REPO / "solutions" / "gqa.py").read_text() + textwrap.dedent("""
+        class Liar(np.int64):
+            def __index__(self):
+                return 0
+        _bytes = kv_cache_bytes
+
+        def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):
+            return Liar(_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value))
+    """))
+    report = grade("gqa", path)
+    failed = [c["message"] for c in report["checks"] if not c["passed"]]
+    assert failed and all("Liar" in m for m in failed) and any("depends on how it is read" in m for m in failed), failed
+
+
+def test_a_call_that_leaves_a_thread_running_fails(tmp_path):
+    path = tmp_path / "softmax.py"
+    path.write_text(GOOD + textwrap.dedent("""
+        import threading, time
+        _softmax = softmax
+
+        def softmax(z, axis=-1):
+            out = _softmax(z, axis)
+            def later():
+                time.sleep(0.3)
+                out[...] = 0.0
+            threading.Thread(target=later, daemon=True).start()
+            return out
+    """))
+    report = grade("softmax", path)
+    failed = [c["message"] for c in report["checks"] if not c["passed"]]
+    assert failed and all(re.search(r": left \d+ threads? running after it returned", m) for m in failed), failed
+
+
+@pytest.mark.skipif(not LINUX, reason="the memory rule is measured from /proc")
+def test_the_memory_rule_is_measured_from_outside_whatever_the_attempt_hides(env, tmp_path):
+    path = tmp_path / "flash_attention.py"
+    path.write_text((REPO / "solutions" / "flash_attention.py").read_text() + textwrap.dedent("""
+        import mmap
+        _blockwise = flash_attention
+
+        def flash_attention(q, k, v, block_size=128, causal=True):
+            if q.shape[-2] >= 4096:  # a full (T, T) mask the tracer does not see
+                T = q.shape[-2]
+                buffer = mmap.mmap(-1, T * T)
+                mask = np.frombuffer(buffer, dtype=bool).reshape(T, T)
+                mask[...] = np.tri(T, dtype=bool)[:1].repeat(1, 0)[0]
+                del mask
+            return _blockwise(q, k, v, block_size, causal)
+    """))
+    r = kata(env, "check", "flash_attention", "--file", str(path), "--json")
+    report = json.loads(r.stdout)
+    failed = {c["name"]: c["message"] for c in report["checks"] if not c["passed"]}
+    assert r.returncode == 1 and len(failed) == 1, failed
+    [message] = failed.values()
+    assert "the peak memory" in message and "MiB" in message, message
+
+
+def test_a_deep_tree_of_folders_is_removed_and_an_attempt_may_read_its_own_file(tmp_path, env):
+    path = tmp_path / "softmax.py"
+    path.write_text(textwrap.dedent("""
+        import os
+        with open(__file__) as f:
+            assert "deep tree" in f.read()
+        fd = os.open(".", os.O_RDONLY)
+        for _ in range(5000):  # a deep tree
+            os.mkdir("d", dir_fd=fd)
+            fd = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.mkdir("locked", 0, dir_fd=fd)
+    """) + GOOD)
+    r = kata(env, "check", "softmax", "--file", str(path))
+    assert r.returncode == 0, r.stdout.decode() + r.stderr.decode()
+    assert list(Path(env["TMPDIR"]).iterdir()) == []

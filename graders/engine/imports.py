@@ -49,14 +49,18 @@ def refusal(module: str, line: int | None) -> str:
 
 class Refuser:
     """A sys.meta_path finder that refuses every module `allowed` does not name and the
-    standard library's folders do not hold (`_sysconfigdata_*`, say), unless NumPy's own code
-    asks for it. `refused` keeps each refusal's message, for the judge."""
+    standard library's folders do not hold (`_sysconfigdata_*`, say), when the attempt's own
+    code asks for it: an import that the standard library or NumPy makes for itself (`copy`
+    tries an optional module that does not exist) is theirs, and goes on as it would outside
+    the judge. `refused` keeps each refusal's message, for the judge."""
 
     def __init__(self, filename: str, numpy_dir: str, stdlib_path: list[str]):
+        import importlib
         from importlib.machinery import PathFinder
 
         self.filename, self.numpy_dir, self.stdlib_path = filename, numpy_dir, list(stdlib_path)
         self.roots = tuple(p.rstrip(os.sep) + os.sep for p in [*self.stdlib_path, numpy_dir] if p)
+        self.machinery = (os.path.abspath(importlib.__file__),)  # import_module's own frames
         self.refused: list[str] = []
         # taken now: the attempt may rebind sys._getframe or the import machinery's classes
         self._frame, self._find = sys._getframe, PathFinder.find_spec
@@ -66,21 +70,22 @@ class Refuser:
             return None
         line = self._importer_line()
         if line is False:
-            return None  # NumPy's own import: let the import system decide
+            return None  # the standard library's or NumPy's own import: the import system decides
         message = refusal(name, line)
         if message not in self.refused:
             self.refused.append(message)
         raise ForbiddenImport(message, name=name)
 
     def _importer_line(self):
-        """The attempt's line that asked for the import, None when no such line is on the
-        stack (a thread, say), False when NumPy's code is nearer than the attempt's."""
+        """The attempt's line that asked for the import (the nearest frame outside the import
+        machinery is the attempt's), None when no frame is (an import from C code), False
+        when that frame is the standard library's or NumPy's."""
         frame = self._frame(2)
         while frame is not None:
             where = frame.f_code.co_filename
             if where == self.filename:
                 return frame.f_lineno
-            if where.startswith(self.numpy_dir):
+            if not (where.startswith("<frozen importlib") or where in self.machinery):
                 return False
             frame = frame.f_back
         return None

@@ -33,13 +33,14 @@ GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
 
 
 class Opaque:
-    """A value the codec does not carry (an object, a function, a tensor): its type and repr."""
+    """A value the codec does not carry (an object, a function, a tensor): its type and repr,
+    and `note`, why it is not carried when that is not plain from its type."""
 
-    def __init__(self, type_name: str, text: str):
-        self.type_name, self.text = type_name, text
+    def __init__(self, type_name: str, text: str, note: str = ""):
+        self.type_name, self.text, self.note = type_name, text, note
 
     def __repr__(self) -> str:
-        return f"<{self.type_name}>"
+        return f"<{self.type_name}: {self.note}>" if self.note else f"<{self.type_name}>"
 
 
 class Kept:
@@ -223,9 +224,7 @@ class _Encoder:
 
     def scalar(self, np, v) -> dict:
         if type(v) not in _EXACT_SCALARS and not _reads_alike(np, v):
-            return {"$": "opaque", "type": type_name(v),
-                    "repr": "a number whose value depends on how it is read (int(), float() and "
-                            "operator.index() do not agree)"}
+            return {"$": "opaque", "type": type_name(v), "repr": safe_repr(v), "note": _READS_APART}
         data = np.asarray(v).tobytes()
         self.blobs.append(data)
         return {"$": "scalar", "dtype": v.dtype.str, "n": len(data)}
@@ -238,8 +237,7 @@ class _Encoder:
             return str.__str__(v)
         if issubclass(kind, int):
             if not _int_reads_alike(v):
-                return {"$": "opaque", "type": name, "repr": "an integer whose value depends on how it is "
-                                                             "read (int() and operator.index() do not agree)"}
+                return {"$": "opaque", "type": name, "repr": safe_repr(v), "note": _READS_APART}
             return int.__int__(v)
         if issubclass(kind, float):
             return float.__float__(v)
@@ -277,6 +275,7 @@ class _Encoder:
         return out
 
 
+_READS_APART = "a number whose value depends on how it is read (int(), float() and operator.index() disagree)"
 _EXACT_SCALARS: set = set()  # NumPy's own scalar types, which read alike by construction
 
 
@@ -415,7 +414,8 @@ class _Decoder:
                 raise WireError("a kept result, where none is kept")
             return self.kept(v["call"], tuple(self.dec(x, depth + 1) for x in v["path"]))
         if kind == "opaque":
-            return Opaque(str(v.get("type")), str(v.get("repr")))
+            note = v.get("note")
+            return Opaque(str(v.get("type")), str(v.get("repr")), visible(note)[:200] if isinstance(note, str) else "")
         raise WireError(f"unknown kind {kind!r}")
 
     def array(self, v):

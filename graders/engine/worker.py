@@ -150,6 +150,11 @@ class Worker:
         for step in request.get("setup", ()):
             getattr(self, "setup_" + step)()
         self._cache_lines(source)
+        try:  # its own file is there too, for an attempt that reads its __file__
+            with open(self.filename, "wb") as f:
+                f.write(source)
+        except OSError:
+            pass
         module = types.ModuleType(request["module"])
         module.__file__ = self.filename
         sys.modules[request["module"]] = module
