@@ -2,10 +2,12 @@
 process started only once click has parsed a command line that grades."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import click
+import pytest
 
 import kata
 from conftest import REPO
@@ -72,3 +74,50 @@ def test_a_finished_command_leaves_with_its_output_its_status_and_its_exit_handl
         p = subprocess.run([sys.executable, "-c", code, str(status)], cwd=REPO, capture_output=True,
                            text=True, timeout=60)
         assert (p.returncode, p.stdout, p.stderr) == (status, "bufferedexit handler\n", "note")
+
+
+def processes_of(tmp_path, env, *args) -> tuple[int, dict[int, int], int]:
+    """Run `kata ARGS` under strace, following every process it starts: its exit status, each
+    process started (threads are not processes) with its parent, and the most processes alive
+    at once, the command included."""
+    import shutil
+
+    if not shutil.which("strace") or not sys.platform.startswith("linux"):
+        pytest.skip("strace follows the processes here")
+    log = tmp_path / "strace.log"
+    p = subprocess.run(["strace", "-f", "-q", "-e", "trace=clone,clone3,fork,vfork", "-o", str(log),
+                        sys.executable, "-m", "kata", *args], env=env, cwd=REPO, capture_output=True,
+                       text=True, timeout=120)
+    if "ptrace" in p.stderr and "Operation not permitted" in p.stderr:
+        pytest.skip("this machine does not let a process be traced")
+    parents, alive, most = {}, set(), 1
+    for line in log.read_text().splitlines():
+        pid = int(line.split()[0])
+        made = re.search(r"\b(clone3?|v?fork)\(.*= (\d+)$", line)
+        if made and "CLONE_THREAD" not in line:
+            parents[int(made[2])] = pid
+            alive.add(int(made[2]))
+            most = max(most, len(alive) + 1)
+        elif "+++ exited" in line or "+++ killed" in line:
+            alive.discard(pid)
+    return p.returncode, parents, most
+
+
+@pytest.mark.parametrize("name", ["softmax", "flash_attention"])
+def test_a_check_runs_the_command_the_judge_the_attempt_and_a_measured_calls_child(tmp_path, subprocess_env, name):
+    status, parents, most = processes_of(tmp_path, subprocess_env, "check", name, "--file", f"solutions/{name}.py")
+    assert status == 0
+    judge, attempt, *measured = parents  # in the order they were started
+    assert parents[attempt] == judge and all(parents[child] == attempt for child in measured), parents
+    assert most <= 4 and (name == "flash_attention") == bool(measured), (most, parents)
+
+
+@pytest.mark.parametrize("args", [["list"], ["status"], ["history"]])
+def test_commands_that_do_not_grade_never_import_numpy(tmp_path, subprocess_env, args):
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "kata", *args], env=subprocess_env, cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr[-2000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in p.stderr.splitlines() if line.startswith("import time:")]
+    assert imported and not [m for m in imported if m.split(".")[0] == "numpy"]
+    status, started = processes_started(tmp_path, subprocess_env, *args)
+    assert status == 0 and started == ""

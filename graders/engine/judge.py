@@ -67,10 +67,11 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float, p
     judged = Judged([])
     hung = ""  # the name of the check that timed out: the rest are not run
     tests = checks_of(module)
-    quick = [t for t in tests if not getattr(t, "slow", None)]
+    first = [t for t in tests if getattr(t, "first", False)]
+    quick = [t for t in tests if not getattr(t, "slow", None) and t not in first]
     results: dict[str, CheckResult] = {}
     done = _keeping(results, progress)
-    for test in quick + [t for t in tests if getattr(t, "slow", None)]:
+    for test in first + quick + [t for t in tests if getattr(t, "slow", None)]:
         if hung:
             done(test.__name__, _not_after_hang(test, hung))
             continue

@@ -465,6 +465,14 @@ class Candidate:
         box.wait_loaded(min(self.grading.deadline, time.monotonic() + 10.0))
         return Candidate(box, box.functions, self._path, self.grading)
 
+    def untouched(self, function: str) -> "Candidate":
+        """A candidate whose process has not called `function` yet: this one, when none of its
+        calls was of it, else a new one (which the caller closes, `.box.close()`)."""
+        made = [c for c in (*self.grading.history, *self.grading.calls) if c.process == self.box.process]
+        if not any(c.function == function for c in made) and not self.ahead:
+            return self
+        return self.fresh()
+
     def send_ahead(self, calls: list[tuple[str, tuple, dict]]) -> None:
         """Send (function, args, kwargs) calls to the attempt's process in one request, before
         they are made: the calls made next, in the same order, with the same arguments, take
