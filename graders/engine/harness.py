@@ -118,6 +118,7 @@ def graded(kata: str, path: str | Path, source: bytes | None = None, progress=No
     module = judge.grader(kata)
     ref = reference(kata)
     box = sandbox.Sandbox(source, str(path), kata, getattr(module, "WORKER_SETUP", ()))
+    candidate = None
     try:
         box.start()
         problem = _load(box, seconds)
@@ -126,8 +127,13 @@ def graded(kata: str, path: str | Path, source: bytes | None = None, progress=No
             return _done(Report(kata, checks, stdout=box.output.text(), stdout_bytes=box.output.total), started), None
         grading = Grading()
         candidate = Candidate(box, box.functions, str(path), grading)
+        if judge.wants_twin(module):  # before any call: a process in which the attempt was not called
+            twin = box.twin(time.monotonic() + seconds)
+            candidate.twin = Candidate(twin, box.functions, str(path), grading) if twin is not None else None
         judged = judge.run(module, ref, box, candidate, seconds, progress)
     finally:
+        if candidate is not None:
+            candidate.release_twin()
         box.close()
     if box.refused:  # an import refused while a check ran: the file is refused, as if it were read
         return _done(Report(kata, [refused(box.refused)], stdout=box.output.text(),

@@ -7,6 +7,7 @@
                                              Measuring(child) and waits for Go)
     Fetch(call) / Poke(call, value)       -> Value
     Forget()                              -> Value
+    Twin()                                -> {"twin": pid}, and the twin's channel (a descriptor)
 
 Every message is one `graders.engine.wire` message (JSON header, raw array bytes), whose
 header is a JSON object with an "op". The judge's requests are built here and trusted by
@@ -84,6 +85,13 @@ class Poke:
 @dataclass
 class Forget:
     op: str = "forget"
+
+
+@dataclass
+class Twin:
+    """Fork a twin of the attempt's process as it stands, serving on a channel of its own."""
+
+    op: str = "twin"
 
 
 @dataclass

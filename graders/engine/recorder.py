@@ -399,6 +399,7 @@ class Candidate:
         self.grading = grading if grading is not None else Grading()
         self.ahead: collections.deque = collections.deque()   # calls sent ahead, not made yet (Ahead)
         self.settling = False
+        self.twin: Candidate | None = None    # the twin of its process, made before its first call
 
     def __getattr__(self, name: str) -> Recorded:
         if name.startswith("__") or name not in self.functions:
@@ -466,12 +467,20 @@ class Candidate:
         return Candidate(box, box.functions, self._path, self.grading)
 
     def untouched(self, function: str) -> "Candidate":
-        """A candidate whose process has not called `function` yet: this one, when none of its
-        calls was of it, else a new one (which the caller closes, `.box.close()`)."""
-        made = [c for c in (*self.grading.history, *self.grading.calls) if c.process == self.box.process]
-        if not any(c.function == function for c in made) and not self.ahead:
-            return self
+        """A candidate whose process has not called `function` yet: the twin of this one's
+        process (forked before its first call, graders.engine.sandbox.Sandbox.twin), while it
+        has not called it either, else a new process (which the caller closes, `.box.close()`)."""
+        twin = self.twin
+        if twin is not None and twin.box.chan is not None and not any(
+                c.function == function and c.process == twin.box.process for c in self.grading.history):
+            return twin
         return self.fresh()
+
+    def release_twin(self) -> None:
+        """The twin is not needed any more (before calls whose memory is measured)."""
+        if self.twin is not None:
+            self.twin.box.close()
+            self.twin = None
 
     def send_ahead(self, calls: list[tuple[str, tuple, dict]]) -> None:
         """Send (function, args, kwargs) calls to the attempt's process in one request, before

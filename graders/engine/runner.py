@@ -71,7 +71,7 @@ def _size(case: dict) -> int:
 
 def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
           minimum: dict | None = None, valid: Callable[[dict], bool] | None = None,
-          timeout: float | None = None, slow: str | None = None, after: tuple[str, ...] = (), first: bool = False,
+          timeout: float | None = None, slow: str | None = None, after: tuple[str, ...] = (),
           frozen: tuple[str, ...] = (), describe: Callable[[dict], str] | None = None,
           ahead: Callable | None = None):
     """Declare a property. `name` is what the candidate reads; each case runs in turn.
@@ -86,8 +86,6 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
     yet until then, so a failing attempt is not made to wait for it. `after` names checks
     (their functions) that must pass first: a check that compares along one dimension of the
     input domain says nothing new about an attempt that already fails their plain cases.
-    `first`: the check runs before the others, while the attempt's process has made no call
-    (what it says of a process's first calls needs no new process).
     `frozen`: case entries the shrinker leaves alone; `describe(case)`: the words for a case.
     `ahead(impl, ref, cases)`: the (function, args, kwargs) calls the cases will make, sent to the
     attempt's process before the cases run (one call a case: fewer round trips).
@@ -136,7 +134,6 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
         test.timeout = timeout  # seconds, when this check needs longer than the default
         test.slow = slow
         test.after = tuple(after)
-        test.first = first
         return test
 
     return decorate

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 from graders.engine import boot, confine, memory, tree
 from graders.engine.arena import Arena
-from graders.engine.protocol import (Channel, Done, Fetch, Forget, Go, Load, Loaded, Poke, Run, request_bytes)
+from graders.engine.protocol import (Channel, Done, Fetch, Forget, Go, Load, Loaded, Poke, Run, Twin,
+                                     request_bytes)
 from graders.engine.wire import WireError, decode, visible
 from graders.engine.worker import decode_source
 
@@ -319,6 +320,28 @@ class Sandbox:
         self.threads = max(1, tree.threads(self.proc.pid)) if LINUX and self.proc else 1
         return self.loaded
 
+    def twin(self, deadline: float) -> "Sandbox | None":
+        """A twin of the attempt's process as it stands, forked by it (asked before any call, a
+        process in which the attempt has not been called yet), with a sandbox of its own; None
+        when the process cannot make one. Its output goes where this process's goes."""
+        self._send(Twin(), deadline, 1)
+        reply = self._reply(deadline)
+        self.pending -= 1
+        fds, self.proc.chan.fds = self.proc.chan.fds, []
+        pid = reply.get("twin")
+        if not isinstance(pid, int) or len(fds) != 1 or tree.parent(pid) != self.proc.pid:
+            for fd in fds:
+                os.close(fd)
+            return None
+        twin = self.copy()
+        twin.proc = Process(pid, Channel(socket.socket(fileno=fds[0])), os.dup(self.proc.out),
+                            os.dup(self.proc.stack), None, ours=False)
+        twin.arena, twin.loaded, twin.threads = Arena(), self.loaded, self.threads
+        twin.output = self.output
+        twin.process = Sandbox.started = Sandbox.started + 1
+        _RUNNING.add(twin)
+        return twin
+
     @property
     def functions(self) -> list[str]:
         """The names of the callables the attempt defines (once loaded)."""
@@ -340,7 +363,7 @@ class Sandbox:
                 pass
         if proc.ours:
             tree.wait_gone(proc.pid)
-        else:
+        elif proc.folder is not None:  # the zygote's child (a twin's parent reaps it)
             SPAWNER.sweep()
         proc.chan.close()
         for fd in (proc.out, proc.stack):

@@ -59,9 +59,10 @@ class Service:
 
         paths = [ROOT] + [p for p in sys.path if p and os.path.isdir(p) and p != ROOT]
         # -S: no site module; the judge finds NumPy and the project on the path it is given
+        # unbuffered: a message read from the pipe is read whole, so that select() tells what remains
         self.proc = subprocess.Popen([sys.executable, "-S", "-c", BOOT, *paths], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment(),
-                                     start_new_session=True, cwd="/")  # the terminal's Ctrl-C is kata's to handle
+                                     start_new_session=True, cwd="/", bufsize=0)  # Ctrl-C is kata's to handle
         import tempfile
 
         settings = {k: os.environ[k] for k in SETTINGS if k in os.environ}
@@ -164,22 +165,33 @@ def _wait_readable(proc: subprocess.Popen) -> None:
 
 
 def read_message(stream) -> dict | None:
-    """One wire message from a file; None at its end."""
+    """One wire message from a file (buffered or not); None at its end."""
     import struct
 
     from graders.engine.wire import MAX_MESSAGE, decode
 
-    head = stream.read(8)
-    if len(head) < 8:
+    head = _read_exactly(stream, 8)
+    if head is None:
         return None
     (n,) = struct.unpack(">Q", head)
     if n > MAX_MESSAGE:
         raise ValueError("a message too large")
-    data = stream.read(n)
-    if len(data) != n:
+    data = _read_exactly(stream, n)
+    if data is None:
         return None
     message = decode(data)
     return message if isinstance(message, dict) else None
+
+
+def _read_exactly(stream, n: int) -> bytes | None:
+    chunks, got = [], 0
+    while got < n:
+        chunk = stream.read(n - got)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
 
 
 # ----------------------------------------------------------------------------- the judge

@@ -63,8 +63,9 @@ def expect_sequence(impl, ex: Explore, new: Inputs, case: dict, ref, other: dict
 
 
 def expect_first_float32(impl, ex: Explore, new: Inputs, case: dict, ref) -> None:
-    """In a process that has not called the function yet (the attempt's own, when this runs
-    first; else a new one): a call in float32 first, then the same values in float64. Each must
+    """In a process that has not called the function yet (the twin of the attempt's, forked
+    before its first call; else a new one): a call in float32 first, then the same values in
+    float64. Each must
     agree with the reference; the float64 one is blamed on the float32 one only if it agrees
     when made alone."""
     if not ex.float32 or (ex.determined is not None and not ex.determined(case)):
@@ -87,7 +88,7 @@ def expect_first_float32(impl, ex: Explore, new: Inputs, case: dict, ref) -> Non
         _judge(fresh, ex, steps, params, [], n_of=lambda n: 7 if n % 2 == 0 else 8)
         _every_call_raised(steps)
     finally:
-        if fresh is not impl:
+        if fresh is not impl.twin:
             fresh.box.close()
 
 

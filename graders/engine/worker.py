@@ -77,13 +77,32 @@ class Worker:
                 self.send({"op": "error", "error": f"a request could not be read: {exc}"})
                 continue
             op = request["op"]
-            if op == "run":
+            if op == "twin":
+                self.twin()
+            elif op == "run":
                 for call in request.get("calls", []):
                     self.send(self.answer(lambda: self.op_call(call), call.get("id", 0)))
             elif op in ("load", "fetch", "poke", "forget"):
                 self.send(self.answer(lambda: getattr(self, "op_" + op)(request), 0))
             else:
                 self.send({"error": f"an unknown request {visible(op)[:40]!r}"})
+
+    def twin(self) -> None:
+        """Fork a twin of this process as it stands (loaded, no call made yet, if the judge asks
+        at once), which serves the judge on a channel of its own: a process in which the
+        attempt has not been called, without starting Python anew."""
+        import socket
+
+        mine, theirs = socket.socketpair()
+        pid = self.fork()
+        if pid == 0:  # the twin: its parent's channel is closed (_forked); this one is its own
+            mine.close()
+            self.chan, self.pid = Channel(theirs), self.getpid()
+            return
+        theirs.close()
+        self._flush()
+        self.chan.send(self.enc({"twin": pid}), [mine.fileno()])
+        mine.close()
 
     def answer(self, make, call_id: int) -> dict | bytes:
         try:
