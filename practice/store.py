@@ -25,7 +25,7 @@ from pathlib import Path
 
 from practice import paths
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION_ID = 0x6B617461  # "kata"
 BUSY_TIMEOUT_MS = 15000
 WAIT_STEP_MS = 100  # a wait for the write lock returns to Python this often (see Store._begin)
@@ -53,16 +53,16 @@ CREATE TABLE attempts (
     mode            TEXT NOT NULL,           -- practice | mock
     mock_id         INTEGER REFERENCES mocks(id),
     position        INTEGER NOT NULL DEFAULT 0,   -- order within a mock
-    path            TEXT NOT NULL,           -- the file the user edits
-    archive         TEXT,                    -- where its code was kept when set aside
+    path            TEXT NOT NULL,           -- the file the user edits, relative to the work folder
+    archive         TEXT,                    -- where its code was kept when set aside (relative too)
     restarted_from  INTEGER REFERENCES attempts(id),
     started_at      REAL NOT NULL,
     touched_at      REAL NOT NULL,           -- last start, resume, check or submit
-    budget          REAL NOT NULL,
+    budget          REAL NOT NULL,           -- seconds: the kata's own budget (in a mock too)
     clock           TEXT NOT NULL,           -- running | paused | solved | stopped
     run_since       REAL,
     elapsed         REAL NOT NULL DEFAULT 0,
-    solved_at       REAL,                    -- clock seconds at the first all-pass grading
+    solved_at       REAL,                    -- clock seconds when it last came to pass every check
     state           TEXT NOT NULL,           -- open | submitted | archived
     ended_at        REAL,
     end_reason      TEXT,                    -- submitted | fresh | reset | mock-ended
@@ -123,9 +123,41 @@ CREATE TABLE set_aside (                     -- records that could not be read, 
     data    TEXT NOT NULL                    -- the record as JSON; undecodable text as {"hex": ...}
 );
 """
-# From each older version to the next. Version 1 lacked `seeded` and `set_aside` (its `code`
-# column is declared TEXT and holds both kinds); version 2 called the gradings `checks` and
-# the command that graded `source`; version 3 had no strict interviews and no `ratings`.
+
+
+def _anchor_paths(db: sqlite3.Connection, home: Path) -> None:
+    """Version 4 recorded whole paths: each attempt's file and archived copy, relative to the
+    work folder now (practice.paths.anchored), so that a folder moved or copied before this
+    upgrade finds its files too; a path elsewhere stays whole."""
+    rows = db.execute("SELECT id, kata, mode, mock_id, path, archive FROM attempts").fetchall()
+    for row_id, kata, mode, mock_id, path, archive in rows:
+        name = f"{kata}.py"
+        tail = ("mock", str(mock_id), name) if mode == "mock" else (name,)
+        kept = ("archive", kata, Path(archive).name) if archive else ()
+        db.execute("UPDATE attempts SET path = ?, archive = ? WHERE id = ?",
+                   (paths.anchored(home, path, tail), paths.anchored(home, archive, kept), row_id))
+
+
+def _kata_budgets(db: sqlite3.Connection, home: Path) -> None:
+    """Version 4 gave a mock interview's questions the interview's budget: each its kata's
+    own now (the interview keeps its own in `mocks`), and whether it went over that."""
+    from practice import catalogue
+
+    rows = db.execute("SELECT id, kata, time_used FROM attempts WHERE mode = 'mock'").fetchall()
+    for row_id, kata, used in rows:
+        try:
+            budget = 60.0 * catalogue.get(kata).minutes
+        except (catalogue.UnknownKata, catalogue.CatalogueError):
+            continue
+        db.execute("UPDATE attempts SET budget = ?, overtime = CASE WHEN overtime IS NULL THEN NULL "
+                   "ELSE ? END WHERE id = ?", (budget, int((used or 0) > budget), row_id))
+
+
+# From each older version to the next: SQL, or a function of the database and the work folder.
+# Version 1 lacked `seeded` and `set_aside` (its `code` column is declared TEXT and holds both
+# kinds); version 2 called the gradings `checks` and the command that graded `source`; version
+# 3 had no strict interviews and no `ratings`; version 4 recorded whole paths and gave a mock
+# interview's questions the interview's budget.
 MIGRATIONS = {1: ["ALTER TABLE mocks ADD COLUMN seeded INTEGER NOT NULL DEFAULT 1",
                   SCHEMA[SCHEMA.index("CREATE TABLE set_aside"):].strip()],
               2: ["ALTER TABLE checks RENAME TO gradings",
@@ -135,7 +167,8 @@ MIGRATIONS = {1: ["ALTER TABLE mocks ADD COLUMN seeded INTEGER NOT NULL DEFAULT 
                   "UPDATE set_aside SET tbl = 'gradings' WHERE tbl = 'checks'"],
               3: ["ALTER TABLE mocks ADD COLUMN strict INTEGER NOT NULL DEFAULT 0",
                   SCHEMA[SCHEMA.index("CREATE TABLE ratings"):SCHEMA.index("CREATE INDEX ratings_")].strip(),
-                  "CREATE INDEX ratings_by_kata ON ratings(kata, at)"]}
+                  "CREATE INDEX ratings_by_kata ON ratings(kata, at)"],
+              4: [_anchor_paths, _kata_budgets]}
 
 
 def _statements(script: str) -> list[str]:
@@ -361,7 +394,7 @@ class Store:
             else:
                 raise _Unusable(f"it has an unknown schema version {version}")
             for statement in statements:
-                db.execute(statement)
+                statement(db, self.home) if callable(statement) else db.execute(statement)
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.commit()

@@ -142,7 +142,7 @@ def test_start_fresh_archives_the_old_attempt_and_records_a_restart(kenv):
     assert [p.read_text() for p in archived] == ["first try\n"]
     con = kenv.db()
     old, new = con.execute("SELECT * FROM attempts ORDER BY id").fetchall()
-    assert old["state"] == "archived" and old["time_used"] == 90 and old["archive"] == str(archived[0])
+    assert old["state"] == "archived" and old["time_used"] == 90 and old["archive"] == archived[0].relative_to(kenv.home).as_posix()
     assert new["restarted_from"] == old["id"] and new["elapsed"] == 0
     assert "a restart" in kenv.run("history", "softmax").stdout
 
