@@ -116,8 +116,10 @@ def set_clock(s, row_id: int, state: str, run_since: float | None,
 
 
 def mark_solved(s, attempt_id: int, on_clock: float) -> None:
+    """The clock stops at `on_clock`, the time it took to pass (again, after a grading that
+    failed: then the clock ran on, and the time is the time now)."""
     s.execute("UPDATE attempts SET clock = 'solved', run_since = NULL, elapsed = ?, "
-              "solved_at = COALESCE(solved_at, ?) WHERE id = ?", (on_clock, on_clock, attempt_id))
+              "solved_at = ? WHERE id = ?", (on_clock, on_clock, attempt_id))
 
 
 def touch(s, attempt_id: int, t: float) -> None:

@@ -274,7 +274,7 @@ class Practice:
             strict.allow(s, a, origin)  # once more, now that no other `kata` can grade it meanwhile
             on_clock = elapsed(a, t)
             if a["mode"] == "mock":  # an interview ends at its deadline, whenever it is graded
-                on_clock = min(on_clock, a["budget"])
+                on_clock = min(on_clock, records.mock(s, a["mock_id"])["budget"])
             records.insert_grading(s, attempt_id, t, on_clock, origin, report, code)
             if a["state"] == "open":
                 records.touch(s, attempt_id, t)
