@@ -91,6 +91,26 @@ def test_a_strict_mock_in_real_processes_refuses_a_fourth_grading_and_a_hint(ken
     assert refused.returncode == 2 and "hints are not available during a strict mock" in refused.stderr
 
 
+def test_a_strict_mock_counts_a_grading_only_when_the_code_changes_not_its_comments(kenv, subprocess_env):
+    kata, _ = real(kenv, subprocess_env)
+    (name,) = picked(kata("mock", "--strict", "--seed", "3").stdout)
+    attempt = kenv.home / "mock" / "1" / f"{name}.py"
+    attempt.write_text("def f(x):\n    return x + 1\n")
+    assert f"Gradings used: {name} 1 of 3." in kata("check", name).stdout
+    for same in ("# why: the shift\ndef f(x):  # the answer\n\n    return x + 1\n",
+                 "def f(x):\r\n        return x+1   \r\n"):  # comments, blank lines, spaces, line ends
+        attempt.write_text(same)
+        r = kata("check", name)
+        assert r.returncode == 1 and "✗ rows sum to 1" in r.stdout and f"Gradings used: {name} 1 of 3." in r.stdout
+    attempt.write_text("def f(x):\n    return x + 2  # the same comment as before\n")
+    assert f"Gradings used: {name} 2 of 3." in kata("check", name).stdout
+    attempt.write_text("def f(x):\n    return (x + 2\n")  # does not tokenize: only its bytes say it changed
+    assert f"Gradings used: {name} 3 of 3." in kata("check", name).stdout
+    attempt.write_text("def f(x):\n    return (x + 2\n")
+    assert f"Gradings used: {name} 3 of 3." in kata("check", name).stdout
+    assert [r[0] for r in kenv.db().execute("SELECT command FROM gradings")] == ["check"] * 3
+
+
 def test_a_strict_mock_shows_nothing_more_anywhere_and_takes_one_submit_a_question(kenv):
     r = kenv.run("mock", "--strict", "--count", "2", "--seed", "5")
     assert r.exit_code == 0 and "Strict mock interview #1" in r.stdout
