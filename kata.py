@@ -383,9 +383,11 @@ def solution_command(kata, yes):
 def compare_command(kata, yes, width):
     """Show your attempt beside the reference.
 
-    NAME's attempt, or the attempt you worked on last. Side by side, lines paired by a
-    diff (long identical stretches folded), when the width holds every line whole; else a
-    unified diff. Asks first while it would spoil an attempt, as `kata solution` does.
+    NAME's attempt, or the attempt you worked on last. Side by side, code only (comments
+    left out, docstrings cut to their first line, long identical stretches folded, long
+    lines wrapped under their indentation), lines paired by a diff, when the width holds it
+    (some 110 columns); else a unified diff of the whole files. Asks first while it would
+    spoil an attempt, as `kata solution` does.
     """
     from practice import aids, compare, targets
 
