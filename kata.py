@@ -75,6 +75,7 @@ def cli():
       kata history               past attempts and what to practise next
       kata progress              how ready you are, group by group of the path
     A mock interview: kata mock (--strict), then kata watch / kata check, then kata submit.
+    `kata help COMMAND` (or `kata COMMAND --help`) says more of each, with examples.
 
     \b
     Attempts are plain .py files in the work folder, which is:
@@ -101,6 +102,11 @@ def list_command():
     block, decoding, training): group, title, difficulty, time budget, status (not
     started, in progress, passed, not passed), best time and last result. A narrow
     terminal drops the columns it has no room for.
+
+    \b
+    Examples:
+      kata list
+      kata list | grep "not started"     what is left to try
     """
     from practice import history, messages
 
@@ -123,6 +129,13 @@ def start_command(kata, minutes, fresh, edit):
 
     Copies the stub to your work folder (never over an attempt), prints the question
     and the file to edit, and starts the clock. An attempt in progress is resumed.
+
+    \b
+    Examples:
+      kata start softmax                 start softmax, or resume it
+      kata start rope --minutes 15       a tighter budget than the kata's own
+      kata start rope --fresh            archive the attempt, start from the stub
+      kata start gqa --edit              and open it in $EDITOR
     """
     from practice import clock, messages
 
@@ -146,7 +159,15 @@ def check_command(kata, file, as_json):
     Grades NAME's attempt, or the attempt of the session in progress (in a mock
     interview, every question), and records the grading with the code it graded. With
     --file, grades that file and records nothing. Exit status 0 when every check
-    passes, 1 when any fails, 2 on a usage error.
+    passes, 1 when any fails, 2 on a usage error. On a terminal, each check shows as it
+    ends.
+
+    \b
+    Examples:
+      kata check                         the attempt in progress
+      kata check rope                    your attempt at rope
+      kata check --file softmax.py       any file (its name names the kata)
+      kata check gqa --file x.py --json  one JSON object on stdout
     """
     grading_starts(_name(kata), file and str(file))
     from practice import grading, paths, targets
@@ -229,7 +250,11 @@ def _after(p, before: list[dict], done: list, err: bool) -> None:
 @cli.command("status")
 @friendly
 def status_command():
-    """Show the kata in progress, its clock and the work folder."""
+    """Show the kata in progress, its clock and the work folder.
+
+    In a mock interview, each question and its last grading; with nothing in progress,
+    what to practise next.
+    """
     from practice import clock, messages, paths, targets
 
     p = open_practice()
@@ -241,7 +266,16 @@ def status_command():
 @kata_argument(required=False)
 @friendly
 def pause_command(kata):
-    """Stop the clock (recorded)."""
+    """Stop the clock (recorded).
+
+    NAME defaults to the kata in progress: the one whose clock runs (else the one
+    started, resumed or graded last). A mock interview's clock does not stop.
+
+    \b
+    Examples:
+      kata pause                         the clock that runs
+      kata pause rope                    rope's clock
+    """
     from practice import clock
 
     p = open_practice()
@@ -253,7 +287,16 @@ def pause_command(kata):
 @kata_argument(required=False)
 @friendly
 def resume_command(kata):
-    """Restart a paused clock (NAME's, or the last one)."""
+    """Restart a paused clock (recorded).
+
+    NAME defaults to the kata in progress: the one started, resumed or graded last. Any
+    other clock that runs is paused (one practice clock runs at a time).
+
+    \b
+    Examples:
+      kata resume                        the kata paused last
+      kata resume rope                   rope's clock
+    """
     from practice import clock, messages
 
     p = open_practice()
@@ -274,6 +317,11 @@ def watch_command(kata, poll, interval):
     Shows the clock and the checks, grades the attempt again each time the file's
     contents change (in a mock interview, every question), stops the clock when every
     check passes. Ctrl-C leaves (exit status 130).
+
+    \b
+    Examples:
+      kata watch                         the kata in progress (in a mock, all)
+      kata watch rope --poll             on a network or WSL file system
     """
     grading_starts(_name(kata))
     from practice import targets, watch
@@ -292,6 +340,11 @@ def submit_command(kata):
     shows the follow-up questions. In a mock interview this ends the interview, prints
     its report and asks the follow-up questions (a strict one submits NAME alone).
     Exit status 0 when everything passed, 1 otherwise.
+
+    \b
+    Examples:
+      kata submit                        the kata in progress, or the interview
+      kata submit swiglu                 one question of a strict mock interview
     """
     grading_starts(_name(kata))
     from practice import catalogue, followups, messages, mock, render, strict
@@ -333,6 +386,13 @@ def mock_command(minutes, count, seed, strict):
     katas that seed draws; starts one clock for the whole interview, as long as the
     katas' budgets together unless --minutes says otherwise, and prints the questions.
     `kata submit` ends it.
+
+    \b
+    Examples:
+      kata mock                          one kata you most need
+      kata mock --count 2 --seed 7       the same two katas for anyone with seed 7
+      kata mock --count 3 --minutes 60   three katas in an hour
+      kata mock --strict --count 2       three gradings a question, no messages
     """
     from practice import messages, mock
 
@@ -346,7 +406,16 @@ def mock_command(minutes, count, seed, strict):
 @kata_argument(required=False)
 @friendly
 def hint_command(kata):
-    """Show the next hint (hints used are recorded)."""
+    """Show the next hint (hints used are recorded).
+
+    NAME defaults to the kata in progress. The first hint is the one for the first check
+    that failed in your last grading. Refused in a mock interview.
+
+    \b
+    Examples:
+      kata hint
+      kata hint causal_mha
+    """
     from practice import aids, messages
 
     p = open_practice()
@@ -361,8 +430,16 @@ def hint_command(kata):
 def solution_command(kata, yes):
     """Show the reference solution.
 
-    Asks first while it would spoil an attempt: you have not passed the kata, and your
-    latest attempt at it has not ended and still has time.
+    Asks first (y/N) while it would spoil an attempt: when you have never tried NAME, when
+    your attempt in progress has not passed and its time is not up, and when you set your
+    last attempt aside without ever passing NAME. Once you have passed it, or submitted
+    your attempt, it is shown at once. Seeing it counts against an attempt in progress that
+    has not passed. Refused in a mock interview.
+
+    \b
+    Examples:
+      kata solution softmax
+      kata solution softmax --yes        without the question
     """
     from practice import aids, compare, paths
 
@@ -388,6 +465,11 @@ def compare_command(kata, yes, width):
     lines wrapped under their indentation), lines paired by a diff, when the width holds it
     (some 110 columns); else a unified diff of the whole files. Asks first while it would
     spoil an attempt, as `kata solution` does.
+
+    \b
+    Examples:
+      kata compare                       the attempt you worked on last
+      kata compare causal_mha --width 120
     """
     from practice import aids, compare, targets
 
@@ -408,31 +490,66 @@ def compare_command(kata, yes, width):
 @click.option("--attempt", "number", type=click.IntRange(1),
               help="Replay attempt N of NAME: every grading with the code it graded.")
 @click.option("--full", is_flag=True,
-              help="With --attempt, print the whole code of every grading, not the changes.")
+              help="Replay an attempt with the whole code of every grading, not the changes: "
+                   "attempt N with --attempt, else the last attempt (NAME's, or the one you "
+                   "worked on last).")
 @friendly
 def history_command(kata, number, full):
     """Past attempts, time to pass, best times and what next.
 
     Every attempt (practice or mock, time, result, gradings, hints, solution viewed),
     each kata's time to pass attempt by attempt, the best time per kata and what to
-    practise next by a spaced-repetition schedule.
+    practise next by a spaced-repetition schedule. With --attempt, or --full, one
+    attempt replayed grading by grading.
+
+    \b
+    Examples:
+      kata history                       every attempt, best times, what next
+      kata history rope                  rope's attempts
+      kata history rope --attempt 2      attempt 2, grading by grading
+      kata history rope --full           the last attempt, whole code each time
     """
     if number is not None and not kata:
         raise click.UsageError("--attempt needs a kata: kata history NAME --attempt N")
     p = open_practice()
     from practice import render_history
 
-    if number is not None:
-        out(render_history.replay(p.store, kata.name, number, full=full))
+    if number is not None or full:
+        name, number = (kata.name, number) if number is not None else _last_attempt(p, kata)
+        out(render_history.replay(p.store, name, number, full=full))
     else:
         out(render_history.overview(p.store, _name(kata)))
+
+
+def _last_attempt(p, kata) -> tuple[str, int]:
+    """(kata, number) of NAME's last attempt, or of the attempt worked on last."""
+    from practice import history, targets
+
+    if kata:
+        attempts = history.attempts_of(p.store, kata.name)
+        if not attempts:
+            raise click.UsageError(f"{kata.name} has no attempt yet; `kata start {kata.name}` makes one")
+        return kata.name, attempts[-1]["n"]
+    a = targets.last_worked_on(p.store)
+    if a is None:
+        raise click.UsageError("no attempt yet to replay; `kata start NAME` makes one")
+    return a["kata"], history.number_of(p.store, a)
 
 
 @cli.command("reset")
 @kata_argument()
 @friendly
 def reset_command(kata):
-    """Put the stub back; the attempt is archived."""
+    """Put the stub back; the attempt is archived.
+
+    The attempt in progress at NAME ends, and its file is copied into archive/NAME/ in the
+    work folder before the stub replaces it (nothing is deleted). `kata start NAME` then
+    starts a new clock.
+
+    \b
+    Example:
+      kata reset rope
+    """
     from practice import messages
 
     p = open_practice()
@@ -449,7 +566,15 @@ def followups_command(kata, answers, yes):
     """Ask a kata's follow-up questions; numbers are checked.
 
     Say each answer aloud and rate it (k: knew it, p: partly, m: missed), or type the number
-    it asks for. Ratings count in what to practise next and in `kata progress`.
+    it asks for, alone or with its unit. Ratings count in what to practise next and in
+    `kata progress`.
+
+    \b
+    Examples:
+      kata followups param_count         ask them, one at a time
+      kata followups gqa --answers --yes with the model answers
+      printf 'k\\n131072 bytes\\n' | kata followups param_count
+                                         answers piped in, a line each
     """
     from practice import followups
 
@@ -467,6 +592,11 @@ def progress_command(as_json):
 
     Katas passed within budget, time to pass against it, the weakest katas and follow-ups,
     what is due.
+
+    \b
+    Examples:
+      kata progress
+      kata progress --json               the same figures, as one JSON object
     """
     from practice import progress, render_progress
 
@@ -484,6 +614,11 @@ def export_command(fmt):
     """Write your whole history to stdout, as JSON or CSV.
 
     Mock interviews, attempts, gradings, hints shown and ratings of follow-up answers.
+
+    \b
+    Examples:
+      kata export > history.json
+      kata export --format csv > history.csv
     """
     from practice import export
 
@@ -492,6 +627,32 @@ def export_command(fmt):
 
 
 cli.add_command(dev_group)  # `kata dev`: practice/dev_cli.py
+
+
+@cli.command("help", short_help="Show a command's help, as `kata COMMAND --help` does.")
+@click.argument("command", nargs=-1)
+def help_command(command):
+    """Show a command's help: `kata help COMMAND` is `kata COMMAND --help`.
+
+    \b
+    Examples:
+      kata help                          every command
+      kata help check
+      kata help dev new
+    """
+    ctx = click.get_current_context()
+    cmd, at = cli, ctx.parent
+    for i, name in enumerate(command):
+        sub = cmd.get_command(at, name) if isinstance(cmd, click.Group) else None
+        if sub is None:
+            import difflib
+
+            known = cmd.list_commands(at) if isinstance(cmd, click.Group) else []
+            like = difflib.get_close_matches(name, known, n=1)
+            raise click.UsageError(f"no such command: kata {' '.join(command[:i + 1])}"
+                                   + (f". Did you mean {like[0]!r}?" if like else ""))
+        cmd, at = sub, click.Context(sub, info_name=name, parent=at)
+    click.echo(cmd.get_help(at))
 
 
 if _QUIET_INTERRUPT:  # loaded: Ctrl-C is a KeyboardInterrupt again

@@ -23,6 +23,10 @@ def dev_check_command():
     answer, stub and reference agreeing, no trap phrase in a stub, the README's table, each
     grader's plain agreement check and each domain's coverage of the explorer's dimensions.
     Grades nothing.
+
+    \b
+    Example:
+      kata dev check                     in a clone of the repository
     """
     from practice import catalogue, dev
 
@@ -47,6 +51,10 @@ def dev_new_command(name, title, minutes):
     The stub, the reference, the grader, the domain, the known bugs, two alternative
     answers and a catalogue entry, each marked where it must be filled in; no file is
     replaced. `kata dev check` then says what is left to do.
+
+    \b
+    Example:
+      kata dev new alibi --title "ALiBi position biases" --minutes 25
     """
     from practice import catalogue, dev_new, paths
 
