@@ -10,6 +10,7 @@ process loads the rest.
 """
 from __future__ import annotations
 
+import contextlib
 import signal
 
 # Ctrl-C while kata loads its modules ends it at once, quietly, with the status of an
@@ -170,23 +171,45 @@ def check_command(kata, file, as_json):
       kata check gqa --file x.py --json  one JSON object on stdout
     """
     grading_starts(_name(kata), file and str(file))
-    from practice import grading, paths, targets
+    from practice import grading, paths, targets, term
 
     ctx = click.get_current_context()
+    live = not as_json and term.live()  # on a terminal: the header at once, each check as it ends
     if file is not None:
         name = kata.name if kata else _name_of(file)
-        _load_rendering_meanwhile()
-        report = grading.grade(name, file, source=paths.read_attempt(file))
+        source = paths.read_attempt(file)
+        with _drawn(live, name, file, name) as progress:
+            report = grading.grade(name, file, source=source, **progress)
         _show([(name, file, report)], as_json, recorded=False)
         ctx.exit(0 if report.passed else 1)
     p = open_practice(json_mode=as_json)
     before = targets.to_grade(p.store, _name(kata))
-    _load_rendering_meanwhile()
-    done = [p.grade(a, "check") for a in before]
-    shown = [(_label(p, g.attempt), g.attempt["path"], g.report) for g in done]
-    _show(shown, as_json, recorded=all(g.recorded for g in done))
+    done = []
+    for a in before:
+        with _drawn(live, _label(p, a), a["path"], a["kata"]) as progress:
+            done.append(p.grade(a, "check", **progress))
+        if live:  # each report as soon as it comes
+            _show([(_label(p, done[-1].attempt), done[-1].attempt["path"], done[-1].report)], False, True)
+    if not live:
+        shown = [(_label(p, g.attempt), g.attempt["path"], g.report) for g in done]
+        _show(shown, as_json, recorded=all(g.recorded for g in done))
     _after(p, before, done, err=as_json)
     ctx.exit(0 if all(g.report.passed for g in done) else 1)
+
+
+@contextlib.contextmanager
+def _drawn(live: bool, label: str, file, kata: str):
+    """The keyword arguments of a grading: on a terminal (`live`), its progress drawn in
+    place until it ends (practice.checking); elsewhere none, and what prints a report is
+    imported while it grades."""
+    if not live:
+        _load_rendering_meanwhile()
+        yield {}
+        return
+    from practice.checking import Progress
+
+    with Progress(label, file, kata) as shown:
+        yield {"progress": shown.add}
 
 
 def _load_rendering_meanwhile() -> None:

@@ -45,8 +45,20 @@ def prepare(hints: list[str] = ()) -> None:
 
             _SERVICE = Service(hints)
             atexit.register(_SERVICE.close)  # killed when this command ends, even stopped
+            _read_no_further(_SERVICE.proc)
         except Exception:
             _SERVICE = None
+
+
+def _read_no_further(proc) -> None:
+    """Read what the grading process says message by message, never ahead of the message
+    asked for: between two messages, the client waits until its pipe has something to read,
+    so a message already read ahead into the reader's buffer (a check's progress and the
+    report sent at once) would never be waited out. With a buffer of one byte, a read of n
+    bytes takes exactly n from the pipe."""
+    import io
+
+    proc.stdout = io.BufferedReader(proc.stdout.detach(), buffer_size=1)
 
 
 def grade(kata: str, path, source: bytes | None = None, progress=None) -> Report:
