@@ -10,7 +10,6 @@ process loads the rest.
 """
 from __future__ import annotations
 
-import contextlib
 import signal
 
 # Ctrl-C while kata loads its modules ends it at once, quietly, with the status of an
@@ -23,9 +22,11 @@ from pathlib import Path
 
 import click
 
+from practice.check_cli import check_command
 from practice.cli import (friendly, grading_starts, kata_argument, kata_of, leave, open_practice,
                           out, spoiler_guard)
 from practice.dev_cli import dev_group
+from practice.examples import with_examples
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -103,11 +104,6 @@ def list_command():
     block, decoding, training): group, title, difficulty, time budget, status (not
     started, in progress, passed, not passed), best time and last result. A narrow
     terminal drops the columns it has no room for.
-
-    \b
-    Examples:
-      kata list
-      kata list | grep "not started"     what is left to try
     """
     from practice import history, messages
 
@@ -130,13 +126,6 @@ def start_command(kata, minutes, fresh, edit):
 
     Copies the stub to your work folder (never over an attempt), prints the question
     and the file to edit, and starts the clock. An attempt in progress is resumed.
-
-    \b
-    Examples:
-      kata start softmax                 start softmax, or resume it
-      kata start rope --minutes 15       a tighter budget than the kata's own
-      kata start rope --fresh            archive the attempt, start from the stub
-      kata start gqa --edit              and open it in $EDITOR
     """
     from practice import clock, messages
 
@@ -147,127 +136,7 @@ def start_command(kata, minutes, fresh, edit):
         click.edit(filename=str(res.attempt["path"]))
 
 
-@cli.command("check")
-@kata_argument(required=False)
-@click.option("--file", "file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Grade this file instead of your attempt (records nothing).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the report as one JSON object on stdout (notes go to stderr).")
-@friendly
-def check_command(kata, file, as_json):
-    """Grade your attempt, or any file with --file.
-
-    Grades NAME's attempt, or the attempt of the session in progress (in a mock
-    interview, every question), and records the grading with the code it graded. With
-    --file, grades that file and records nothing. Exit status 0 when every check
-    passes, 1 when any fails, 2 on a usage error. On a terminal, each check shows as it
-    ends.
-
-    \b
-    Examples:
-      kata check                         the attempt in progress
-      kata check rope                    your attempt at rope
-      kata check --file softmax.py       any file (its name names the kata)
-      kata check gqa --file x.py --json  one JSON object on stdout
-    """
-    grading_starts(_name(kata), file and str(file))
-    from practice import grading, paths, targets, term
-
-    ctx = click.get_current_context()
-    live = not as_json and term.live()  # on a terminal: the header at once, each check as it ends
-    if file is not None:
-        name = kata.name if kata else _name_of(file)
-        source = paths.read_attempt(file)
-        with _drawn(live, name, file, name) as progress:
-            report = grading.grade(name, file, source=source, **progress)
-        _show([(name, file, report)], as_json, recorded=False)
-        ctx.exit(0 if report.passed else 1)
-    p = open_practice(json_mode=as_json)
-    before = targets.to_grade(p.store, _name(kata))
-    done = []
-    for a in before:
-        with _drawn(live, _label(p, a), a["path"], a["kata"]) as progress:
-            done.append(p.grade(a, "check", **progress))
-        if live:  # each report as soon as it comes
-            _show([(_label(p, done[-1].attempt), done[-1].attempt["path"], done[-1].report)], False, True)
-    if not live:
-        shown = [(_label(p, g.attempt), g.attempt["path"], g.report) for g in done]
-        _show(shown, as_json, recorded=all(g.recorded for g in done))
-    _after(p, before, done, err=as_json)
-    ctx.exit(0 if all(g.report.passed for g in done) else 1)
-
-
-@contextlib.contextmanager
-def _drawn(live: bool, label: str, file, kata: str):
-    """The keyword arguments of a grading: on a terminal (`live`), its progress drawn in
-    place until it ends (practice.checking); elsewhere none, and what prints a report is
-    imported while it grades."""
-    if not live:
-        _load_rendering_meanwhile()
-        yield {}
-        return
-    from practice.checking import Progress
-
-    with Progress(label, file, kata) as shown:
-        yield {"progress": shown.add}
-
-
-def _load_rendering_meanwhile() -> None:
-    """Import what prints a report (rich) while the grading process grades."""
-    import threading
-
-    def load():
-        try:
-            from practice import messages  # noqa: F401
-        except Exception:
-            pass
-
-    threading.Thread(target=load, daemon=True).start()
-
-
-def _name_of(file: Path) -> str:
-    from practice import catalogue
-
-    if file.stem not in catalogue.names():
-        raise click.UsageError(f"cannot tell which kata {file} is for (its name is not a "
-                               f"kata's); name it: kata check NAME --file {file}")
-    return file.stem
-
-
-def _label(p, a: dict) -> str:
-    from practice import history, messages
-
-    return messages.attempt_label(dict(a, n=history.number_of(p.store, a)))
-
-
-def _show(graded: list[tuple], as_json: bool, recorded: bool) -> None:
-    """Print gradings: as text, or as one JSON object on stdout (summaries to stderr)."""
-    import json
-
-    from graders.engine.report import Report
-    from practice import messages, render
-
-    if as_json:
-        reports = [rep for _, _, rep in graded]
-        one = reports[0] if len(reports) == 1 else Report.combine(reports)
-        click.echo(json.dumps(dict(one.to_dict(), recorded=recorded)))
-        out(*(render.summary(rep) for rep in reports), err=True)
-        return
-    for label, file, rep in graded:
-        out(messages.graded(label, file, rep))
-
-
-def _after(p, before: list[dict], done: list, err: bool) -> None:
-    """The notes and the clock after `kata check`."""
-    from practice import clock, messages, mock
-
-    for g in done:
-        if g.note:
-            out(f"note: {g.note}", err=True)
-    if all(g.recorded for g in done):
-        pairs = [(a, g.attempt) for a, g in zip(before, done)]
-        out(messages.after_grading(pairs, clock.now(), mock.interview(p.store, before[0])),
-            err=err)
+cli.add_command(check_command)  # `kata check`: practice/check_cli.py
 
 
 @cli.command("status")
@@ -293,11 +162,6 @@ def pause_command(kata):
 
     NAME defaults to the kata in progress: the one whose clock runs (else the one
     started, resumed or graded last). A mock interview's clock does not stop.
-
-    \b
-    Examples:
-      kata pause                         the clock that runs
-      kata pause rope                    rope's clock
     """
     from practice import clock
 
@@ -314,11 +178,6 @@ def resume_command(kata):
 
     NAME defaults to the kata in progress: the one started, resumed or graded last. Any
     other clock that runs is paused (one practice clock runs at a time).
-
-    \b
-    Examples:
-      kata resume                        the kata paused last
-      kata resume rope                   rope's clock
     """
     from practice import clock, messages
 
@@ -340,11 +199,6 @@ def watch_command(kata, poll, interval):
     Shows the clock and the checks, grades the attempt again each time the file's
     contents change (in a mock interview, every question), stops the clock when every
     check passes. Ctrl-C leaves (exit status 130).
-
-    \b
-    Examples:
-      kata watch                         the kata in progress (in a mock, all)
-      kata watch rope --poll             on a network or WSL file system
     """
     grading_starts(_name(kata))
     from practice import targets, watch
@@ -363,11 +217,6 @@ def submit_command(kata):
     shows the follow-up questions. In a mock interview this ends the interview, prints
     its report and asks the follow-up questions (a strict one submits NAME alone).
     Exit status 0 when everything passed, 1 otherwise.
-
-    \b
-    Examples:
-      kata submit                        the kata in progress, or the interview
-      kata submit swiglu                 one question of a strict mock interview
     """
     grading_starts(_name(kata))
     from practice import catalogue, followups, messages, mock, render, strict
@@ -409,13 +258,6 @@ def mock_command(minutes, count, seed, strict):
     katas that seed draws; starts one clock for the whole interview, as long as the
     katas' budgets together unless --minutes says otherwise, and prints the questions.
     `kata submit` ends it.
-
-    \b
-    Examples:
-      kata mock                          one kata you most need
-      kata mock --count 2 --seed 7       the same two katas for anyone with seed 7
-      kata mock --count 3 --minutes 60   three katas in an hour
-      kata mock --strict --count 2       three gradings a question, no messages
     """
     from practice import messages, mock
 
@@ -433,11 +275,6 @@ def hint_command(kata):
 
     NAME defaults to the kata in progress. The first hint is the one for the first check
     that failed in your last grading. Refused in a mock interview.
-
-    \b
-    Examples:
-      kata hint
-      kata hint causal_mha
     """
     from practice import aids, messages
 
@@ -458,11 +295,6 @@ def solution_command(kata, yes):
     last attempt aside without ever passing NAME. Once you have passed it, or submitted
     your attempt, it is shown at once. Seeing it counts against an attempt in progress that
     has not passed. Refused in a mock interview.
-
-    \b
-    Examples:
-      kata solution softmax
-      kata solution softmax --yes        without the question
     """
     from practice import aids, compare, paths
 
@@ -488,11 +320,6 @@ def compare_command(kata, yes, width):
     lines wrapped under their indentation), lines paired by a diff, when the width holds it
     (some 110 columns); else a unified diff of the whole files. Asks first while it would
     spoil an attempt, as `kata solution` does.
-
-    \b
-    Examples:
-      kata compare                       the attempt you worked on last
-      kata compare causal_mha --width 120
     """
     from practice import aids, compare, targets
 
@@ -524,13 +351,6 @@ def history_command(kata, number, full):
     each kata's time to pass attempt by attempt, the best time per kata and what to
     practise next by a spaced-repetition schedule. With --attempt, or --full, one
     attempt replayed grading by grading.
-
-    \b
-    Examples:
-      kata history                       every attempt, best times, what next
-      kata history rope                  rope's attempts
-      kata history rope --attempt 2      attempt 2, grading by grading
-      kata history rope --full           the last attempt, whole code each time
     """
     if number is not None and not kata:
         raise click.UsageError("--attempt needs a kata: kata history NAME --attempt N")
@@ -568,10 +388,6 @@ def reset_command(kata):
     The attempt in progress at NAME ends, and its file is copied into archive/NAME/ in the
     work folder before the stub replaces it (nothing is deleted). `kata start NAME` then
     starts a new clock.
-
-    \b
-    Example:
-      kata reset rope
     """
     from practice import messages
 
@@ -591,13 +407,6 @@ def followups_command(kata, answers, yes):
     Say each answer aloud and rate it (k: knew it, p: partly, m: missed), or type the number
     it asks for, alone or with its unit. Ratings count in what to practise next and in
     `kata progress`.
-
-    \b
-    Examples:
-      kata followups param_count         ask them, one at a time
-      kata followups gqa --answers --yes with the model answers
-      printf 'k\\n131072 bytes\\n' | kata followups param_count
-                                         answers piped in, a line each
     """
     from practice import followups
 
@@ -615,11 +424,6 @@ def progress_command(as_json):
 
     Katas passed within budget, time to pass against it, the weakest katas and follow-ups,
     what is due.
-
-    \b
-    Examples:
-      kata progress
-      kata progress --json               the same figures, as one JSON object
     """
     from practice import progress, render_progress
 
@@ -637,11 +441,6 @@ def export_command(fmt):
     """Write your whole history to stdout, as JSON or CSV.
 
     Mock interviews, attempts, gradings, hints shown and ratings of follow-up answers.
-
-    \b
-    Examples:
-      kata export > history.json
-      kata export --format csv > history.csv
     """
     from practice import export
 
@@ -656,12 +455,6 @@ cli.add_command(dev_group)  # `kata dev`: practice/dev_cli.py
 @click.argument("command", nargs=-1)
 def help_command(command):
     """Show a command's help: `kata help COMMAND` is `kata COMMAND --help`.
-
-    \b
-    Examples:
-      kata help                          every command
-      kata help check
-      kata help dev new
     """
     ctx = click.get_current_context()
     cmd, at = cli, ctx.parent
@@ -676,6 +469,9 @@ def help_command(command):
                                    + (f". Did you mean {like[0]!r}?" if like else ""))
         cmd, at = sub, click.Context(sub, info_name=name, parent=at)
     click.echo(cmd.get_help(at))
+
+
+with_examples(cli)  # each command's help ends with its examples (practice/examples.py)
 
 
 if _QUIET_INTERRUPT:  # loaded: Ctrl-C is a KeyboardInterrupt again

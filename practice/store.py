@@ -23,7 +23,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from practice import paths
+from practice import paths, upgrade
 
 SCHEMA_VERSION = 5
 APPLICATION_ID = 0x6B617461  # "kata"
@@ -123,41 +123,9 @@ CREATE TABLE set_aside (                     -- records that could not be read, 
     data    TEXT NOT NULL                    -- the record as JSON; undecodable text as {"hex": ...}
 );
 """
-
-
-def _anchor_paths(db: sqlite3.Connection, home: Path) -> None:
-    """Version 4 recorded whole paths: each attempt's file and archived copy, relative to the
-    work folder now (practice.paths.anchored), so that a folder moved or copied before this
-    upgrade finds its files too; a path elsewhere stays whole."""
-    rows = db.execute("SELECT id, kata, mode, mock_id, path, archive FROM attempts").fetchall()
-    for row_id, kata, mode, mock_id, path, archive in rows:
-        name = f"{kata}.py"
-        tail = ("mock", str(mock_id), name) if mode == "mock" else (name,)
-        kept = ("archive", kata, Path(archive).name) if archive else ()
-        db.execute("UPDATE attempts SET path = ?, archive = ? WHERE id = ?",
-                   (paths.anchored(home, path, tail), paths.anchored(home, archive, kept), row_id))
-
-
-def _kata_budgets(db: sqlite3.Connection, home: Path) -> None:
-    """Version 4 gave a mock interview's questions the interview's budget: each its kata's
-    own now (the interview keeps its own in `mocks`), and whether it went over that."""
-    from practice import catalogue
-
-    rows = db.execute("SELECT id, kata, time_used FROM attempts WHERE mode = 'mock'").fetchall()
-    for row_id, kata, used in rows:
-        try:
-            budget = 60.0 * catalogue.get(kata).minutes
-        except (catalogue.UnknownKata, catalogue.CatalogueError):
-            continue
-        db.execute("UPDATE attempts SET budget = ?, overtime = CASE WHEN overtime IS NULL THEN NULL "
-                   "ELSE ? END WHERE id = ?", (budget, int((used or 0) > budget), row_id))
-
-
-# From each older version to the next: SQL, or a function of the database and the work folder.
-# Version 1 lacked `seeded` and `set_aside` (its `code` column is declared TEXT and holds both
-# kinds); version 2 called the gradings `checks` and the command that graded `source`; version
-# 3 had no strict interviews and no `ratings`; version 4 recorded whole paths and gave a mock
-# interview's questions the interview's budget.
+# From each older version to the next, SQL or a function (practice.upgrade). Version 1 lacked `seeded`
+# and `set_aside` (its `code` column is TEXT and holds both kinds); version 2 called the gradings `checks`
+# and their command `source`; version 3 had no strict interviews, no `ratings`; 4 recorded whole paths.
 MIGRATIONS = {1: ["ALTER TABLE mocks ADD COLUMN seeded INTEGER NOT NULL DEFAULT 1",
                   SCHEMA[SCHEMA.index("CREATE TABLE set_aside"):].strip()],
               2: ["ALTER TABLE checks RENAME TO gradings",
@@ -168,7 +136,7 @@ MIGRATIONS = {1: ["ALTER TABLE mocks ADD COLUMN seeded INTEGER NOT NULL DEFAULT 
               3: ["ALTER TABLE mocks ADD COLUMN strict INTEGER NOT NULL DEFAULT 0",
                   SCHEMA[SCHEMA.index("CREATE TABLE ratings"):SCHEMA.index("CREATE INDEX ratings_")].strip(),
                   "CREATE INDEX ratings_by_kata ON ratings(kata, at)"],
-              4: [_anchor_paths, _kata_budgets]}
+              4: [upgrade.anchor_paths, upgrade.kata_budgets]}
 
 
 def _statements(script: str) -> list[str]:
