@@ -11,6 +11,7 @@ import time
 
 from rich.text import Text
 
+from graders.engine.grammar import count
 from graders.engine.report import CheckResult, Report
 from practice import paths, render, term
 
@@ -52,6 +53,6 @@ class Progress:
         lines = [part for part in render.parts(Report(self.kata, list(self.checks)), repro=False)
                  if part.kind in LINES] if self.checks else []
         seconds = int(time.monotonic() - self.began)
-        done = f", {render.plural(len(self.checks), 'check')} done" if self.checks else ""
+        done = f", {count(len(self.checks), 'check')} done" if self.checks else ""
         wait = Text.assemble("  ", (sym["todo"], "yellow"), (f" grading{done} ({seconds} s)", "yellow"))
         return term.join([self.head] + [ln for part in lines for ln in part.lines] + [wait])

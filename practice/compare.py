@@ -22,8 +22,8 @@ from pathlib import Path
 
 from rich.text import Text
 
+from graders.engine.grammar import count, verb
 from practice import term
-from practice.render import plural as count
 
 MARKS = {"equal": " ", "replace": "~", "delete": "<", "insert": ">", "fold": " "}
 SIMILAR = 0.6       # how alike two lines must be to face each other as a change
@@ -280,7 +280,7 @@ def unified(a_name: str, r_name: str, a_code: str, r_code: str, width: int) -> N
         console.print(Text(line, style=style if colour else ""), soft_wrap=True)
     rows = align(left, right)
     same = sum(1 for r in rows if r[0] == "equal")
-    console.print(f"{same} of {count(len(rows), 'line')} match; "
+    console.print(f"{same} of {count(len(rows), 'line')} {verb(same, 'matches', 'match')}; "
                   "- only yours, + only the reference.")
 
 
@@ -323,7 +323,7 @@ def side_by_side(a_name: str, r_name: str, mine: Code, theirs: Code, rows: list[
                           str(theirs.numbers[j]) if j is not None and k == 0 else "", b)
     console.print(table, soft_wrap=False)
     same = sum(1 for r in rows if r[0] == "equal")
-    console.print(f"{same} of {count(len(rows), 'line')} match; ~ differs, < only yours, "
+    console.print(f"{same} of {count(len(rows), 'line')} {verb(same, 'matches', 'match')}; ~ differs, < only yours, "
                   "> only the reference."
                   + (" Code only: comments left out, docstrings cut to their first line "
                      "(`kata solution` shows the reference whole)." if mine.cut or theirs.cut else ""))

@@ -28,6 +28,7 @@ def dev_check_command():
     Example:
       kata dev check                     in a clone of the repository
     """
+    from graders.engine.grammar import count
     from practice import catalogue, dev
 
     _in_a_clone(catalogue.ROOT)
@@ -35,8 +36,8 @@ def dev_check_command():
     for f in faults:
         out(f"{f.kata}: {f.what}")
     katas = len({f.kata for f in faults})
-    out(f"{len(faults)} fault{'s' * (len(faults) != 1)} in {katas} place{'s' * (katas != 1)}" if faults
-        else f"every kata is whole ({len(catalogue.names())} katas)")
+    out(f"{count(len(faults), 'fault')} in {count(katas, 'place')}" if faults
+        else f"every kata is whole ({count(len(catalogue.names()), 'kata')})")
     click.get_current_context().exit(1 if faults else 0)
 
 

@@ -23,6 +23,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from graders.engine.grammar import count, verb
 from practice import paths, upgrade
 
 SCHEMA_VERSION = 5
@@ -274,8 +275,9 @@ class Store:
             from practice.salvage import salvage
 
             copied, lost = salvage(moved, db, SCHEMA_VERSION, APPLICATION_ID)
-            kept = (f"{copied} records that could still be read were copied into a new one"
-                    + (f" ({lost} could not be, and stay in it)" if lost else "")) if copied else "a new one started"
+            kept = (f"{count(copied, 'record')} that could still be read {verb(copied, 'was', 'were')} copied "
+                    f"into a new one{f' ({lost} could not be, and stay in it)' if lost else ''}") if copied else \
+                "a new one started"
             self.warn(f"the practice database {self.path} could not be used: {reason}. "
                       f"It was kept as {moved.name} and {kept}; your attempt files are untouched.")
         return db
