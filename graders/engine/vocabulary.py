@@ -53,7 +53,7 @@ def as_array(value: Any, what: str) -> np.ndarray:
 def expect_tuple(value: Any, n: int, what: str) -> tuple:
     if not isinstance(value, (tuple, list)) or len(value) != n:
         got = kind_of(value) + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else "")
-        raise CheckFailed(f"{what} returned {got}, expected a tuple of {n} arrays", kind="type")
+        raise CheckFailed(f"{what} returned {got}, expected a tuple of {grammar.count(n, 'array')}", kind="type")
     return tuple(value)
 
 
