@@ -311,7 +311,8 @@ class Store:
                 f"{self.path} was written by a newer version of attention-katas "
                 f"(schema {version}, this one knows {SCHEMA_VERSION}); upgrade with "
                 "`pip install -e .` in the repository")
-        if app == APPLICATION_ID and version == SCHEMA_VERSION:
+        # read-only, version 4 is read as it is: the same tables, its whole paths read as they are
+        if app == APPLICATION_ID and (version == SCHEMA_VERSION or version == 4 and not writable):
             ok = db.execute("PRAGMA quick_check").fetchone()[0]
             if ok != "ok":
                 raise _Unusable(f"it is damaged ({ok})")
