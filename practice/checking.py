@@ -33,9 +33,10 @@ class Progress:
     def __enter__(self):
         from rich.live import Live
 
+        # a warning written meanwhile (stderr) is printed above what is drawn, not into it
         self.live = Live(get_renderable=self.drawn, console=term.console(), transient=True,
                          auto_refresh=True, refresh_per_second=REFRESH, redirect_stdout=False,
-                         redirect_stderr=False)
+                         redirect_stderr=True)
         self.live.start(refresh=True)
         return self
 
