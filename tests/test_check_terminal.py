@@ -31,14 +31,31 @@ def started(subprocess_env: dict, attempt: str) -> Path:
     return home
 
 
+def first_output(argv: list[str], env: dict) -> float:
+    """Seconds from starting `argv` on a terminal to its first output."""
+    term = Terminal(argv, env)
+    began = time.monotonic()
+    try:
+        term.read(20, until=lambda out: out)
+        return term.chunks[0][0] - began
+    finally:
+        term.proc.kill()
+        term.proc.wait(timeout=20)
+        os.close(term.main)
+
+
 def test_the_header_and_grading_come_within_half_a_second(subprocess_env):
     """The attempt never returns: nothing ends for seconds, yet the header and "grading" show
-    at once. The best of three starts counts, so that one start slowed by other work on the
-    machine does not decide."""
+    at once, within half a second. The best of three starts counts, and on a machine so busy
+    that `kata --version` itself takes more than a fifth of that to print, the bound is that
+    many times its time instead (how busy the machine is must not decide)."""
     home = started(subprocess_env, "def softmax(z, axis=-1):\n    while True:\n        pass\n")
+    env = terminal_env(subprocess_env)
+    floor = min(first_output([*KATA, "--version"], env) for _ in range(3))
+    limit = max(0.5, 2.5 * floor)
     firsts = []
     for _ in range(3):
-        term = Terminal([*KATA, "check"], terminal_env(subprocess_env))
+        term = Terminal([*KATA, "check"], env)
         began = time.monotonic()
         try:
             term.read(20, until=lambda out: "grading" in out)
@@ -52,9 +69,9 @@ def test_the_header_and_grading_come_within_half_a_second(subprocess_env):
             code = term.proc.wait(timeout=20)
             os.close(term.main)
         assert code == 130
-        if min(firsts) < 0.5:
+        if min(firsts) < limit:
             break
-    assert min(firsts) < 0.5, firsts
+    assert min(firsts) < limit, (firsts, floor)
     assert home.joinpath("kata.sqlite3").is_file()
 
 
