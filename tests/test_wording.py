@@ -16,7 +16,7 @@ from graders.engine.vocabulary import CheckFailed, expect_causal, expect_close
 
 # What the old phrases looked like: a count of one with a plural, "entries 0-0", NaN as a gap.
 WRONG = re.compile(r"\b1 (entries|checks|lines|records|hints|questions|katas|faults|places|days|hours|"
-                   r"attempts|gradings|weights|times)\b|\bentries (\d+)-\2\b|by up to nan|\b1 of 1\b", re.I)
+                   r"attempts|gradings|weights|times)\b|\bentries (\d+)-\2\b|by up to nan|\b1 of 1\b", re.IGNORECASE)
 
 
 def test_counts_plurals_and_runs():
@@ -60,8 +60,8 @@ def test_the_engines_messages_count_in_words():
     rng = np.random.default_rng(3)
     want = rng.normal(size=2)
     got = want + np.array([0.0, 1.37])
-    assert observe(got, want) == ["along axis 0, only the first half of the output (entry 0 of 2) agrees with "
-                                  "the reference; the second half differs"]
+    assert observe(got, want) == [("along axis 0, only the first half of the output (entry 0 of 2) agrees with "
+                                   "the reference; the second half differs")]
     s = rng.normal(size=(4, 4))
     y = rng.normal(size=3)
 
