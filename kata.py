@@ -22,9 +22,11 @@ from pathlib import Path
 
 import click
 
+from practice.check_cli import check_command
 from practice.cli import (friendly, grading_starts, kata_argument, kata_of, leave, open_practice,
                           out, spoiler_guard)
 from practice.dev_cli import dev_group
+from practice.examples import with_examples
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -75,6 +77,7 @@ def cli():
       kata history               past attempts and what to practise next
       kata progress              how ready you are, group by group of the path
     A mock interview: kata mock (--strict), then kata watch / kata check, then kata submit.
+    `kata help COMMAND` (or `kata COMMAND --help`) says more of each, with examples.
 
     \b
     Attempts are plain .py files in the work folder, which is:
@@ -133,103 +136,17 @@ def start_command(kata, minutes, fresh, edit):
         click.edit(filename=str(res.attempt["path"]))
 
 
-@cli.command("check")
-@kata_argument(required=False)
-@click.option("--file", "file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Grade this file instead of your attempt (records nothing).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the report as one JSON object on stdout (notes go to stderr).")
-@friendly
-def check_command(kata, file, as_json):
-    """Grade your attempt, or any file with --file.
-
-    Grades NAME's attempt, or the attempt of the session in progress (in a mock
-    interview, every question), and records the grading with the code it graded. With
-    --file, grades that file and records nothing. Exit status 0 when every check
-    passes, 1 when any fails, 2 on a usage error.
-    """
-    grading_starts(_name(kata), file and str(file))
-    from practice import grading, paths, targets
-
-    ctx = click.get_current_context()
-    if file is not None:
-        name = kata.name if kata else _name_of(file)
-        _load_rendering_meanwhile()
-        report = grading.grade(name, file, source=paths.read_attempt(file))
-        _show([(name, file, report)], as_json, recorded=False)
-        ctx.exit(0 if report.passed else 1)
-    p = open_practice(json_mode=as_json)
-    before = targets.to_grade(p.store, _name(kata))
-    _load_rendering_meanwhile()
-    done = [p.grade(a, "check") for a in before]
-    shown = [(_label(p, g.attempt), g.attempt["path"], g.report) for g in done]
-    _show(shown, as_json, recorded=all(g.recorded for g in done))
-    _after(p, before, done, err=as_json)
-    ctx.exit(0 if all(g.report.passed for g in done) else 1)
-
-
-def _load_rendering_meanwhile() -> None:
-    """Import what prints a report (rich) while the grading process grades."""
-    import threading
-
-    def load():
-        try:
-            from practice import messages  # noqa: F401
-        except Exception:
-            pass
-
-    threading.Thread(target=load, daemon=True).start()
-
-
-def _name_of(file: Path) -> str:
-    from practice import catalogue
-
-    if file.stem not in catalogue.names():
-        raise click.UsageError(f"cannot tell which kata {file} is for (its name is not a "
-                               f"kata's); name it: kata check NAME --file {file}")
-    return file.stem
-
-
-def _label(p, a: dict) -> str:
-    from practice import history, messages
-
-    return messages.attempt_label(dict(a, n=history.number_of(p.store, a)))
-
-
-def _show(graded: list[tuple], as_json: bool, recorded: bool) -> None:
-    """Print gradings: as text, or as one JSON object on stdout (summaries to stderr)."""
-    import json
-
-    from graders.engine.report import Report
-    from practice import messages, render
-
-    if as_json:
-        reports = [rep for _, _, rep in graded]
-        one = reports[0] if len(reports) == 1 else Report.combine(reports)
-        click.echo(json.dumps(dict(one.to_dict(), recorded=recorded)))
-        out(*(render.summary(rep) for rep in reports), err=True)
-        return
-    for label, file, rep in graded:
-        out(messages.graded(label, file, rep))
-
-
-def _after(p, before: list[dict], done: list, err: bool) -> None:
-    """The notes and the clock after `kata check`."""
-    from practice import clock, messages, mock
-
-    for g in done:
-        if g.note:
-            out(f"note: {g.note}", err=True)
-    if all(g.recorded for g in done):
-        pairs = [(a, g.attempt) for a, g in zip(before, done)]
-        out(messages.after_grading(pairs, clock.now(), mock.interview(p.store, before[0])),
-            err=err)
+cli.add_command(check_command)  # `kata check`: practice/check_cli.py
 
 
 @cli.command("status")
 @friendly
 def status_command():
-    """Show the kata in progress, its clock and the work folder."""
+    """Show the kata in progress, its clock and the work folder.
+
+    In a mock interview, each question and its last grading; with nothing in progress,
+    what to practise next.
+    """
     from practice import clock, messages, paths, targets
 
     p = open_practice()
@@ -241,7 +158,11 @@ def status_command():
 @kata_argument(required=False)
 @friendly
 def pause_command(kata):
-    """Stop the clock (recorded)."""
+    """Stop the clock (recorded).
+
+    NAME defaults to the kata in progress: the one whose clock runs (else the one
+    started, resumed or graded last). A mock interview's clock does not stop.
+    """
     from practice import clock
 
     p = open_practice()
@@ -253,7 +174,11 @@ def pause_command(kata):
 @kata_argument(required=False)
 @friendly
 def resume_command(kata):
-    """Restart a paused clock (NAME's, or the last one)."""
+    """Restart a paused clock (recorded).
+
+    NAME defaults to the kata in progress: the one started, resumed or graded last. Any
+    other clock that runs is paused (one practice clock runs at a time).
+    """
     from practice import clock, messages
 
     p = open_practice()
@@ -346,7 +271,11 @@ def mock_command(minutes, count, seed, strict):
 @kata_argument(required=False)
 @friendly
 def hint_command(kata):
-    """Show the next hint (hints used are recorded)."""
+    """Show the next hint (hints used are recorded).
+
+    NAME defaults to the kata in progress. The first hint is the one for the first check
+    that failed in your last grading. Refused in a mock interview.
+    """
     from practice import aids, messages
 
     p = open_practice()
@@ -361,8 +290,11 @@ def hint_command(kata):
 def solution_command(kata, yes):
     """Show the reference solution.
 
-    Asks first while it would spoil an attempt: you have not passed the kata, and your
-    latest attempt at it has not ended and still has time.
+    Asks first (y/N) while it would spoil an attempt: when you have never tried NAME, when
+    your attempt in progress has not passed and its time is not up, and when you set your
+    last attempt aside without ever passing NAME. Once you have passed it, or submitted
+    your attempt, it is shown at once. Seeing it counts against an attempt in progress that
+    has not passed. Refused in a mock interview.
     """
     from practice import aids, compare, paths
 
@@ -383,9 +315,11 @@ def solution_command(kata, yes):
 def compare_command(kata, yes, width):
     """Show your attempt beside the reference.
 
-    NAME's attempt, or the attempt you worked on last. Side by side, lines paired by a
-    diff (long identical stretches folded), when the width holds every line whole; else a
-    unified diff. Asks first while it would spoil an attempt, as `kata solution` does.
+    NAME's attempt, or the attempt you worked on last. Side by side, code only (comments
+    left out, docstrings cut to their first line, long identical stretches folded, long
+    lines wrapped under their indentation), lines paired by a diff, when the width holds it
+    (some 110 columns); else a unified diff of the whole files. Asks first while it would
+    spoil an attempt, as `kata solution` does.
     """
     from practice import aids, compare, targets
 
@@ -406,31 +340,55 @@ def compare_command(kata, yes, width):
 @click.option("--attempt", "number", type=click.IntRange(1),
               help="Replay attempt N of NAME: every grading with the code it graded.")
 @click.option("--full", is_flag=True,
-              help="With --attempt, print the whole code of every grading, not the changes.")
+              help="Replay an attempt with the whole code of every grading, not the changes: "
+                   "attempt N with --attempt, else the last attempt (NAME's, or the one you "
+                   "worked on last).")
 @friendly
 def history_command(kata, number, full):
     """Past attempts, time to pass, best times and what next.
 
     Every attempt (practice or mock, time, result, gradings, hints, solution viewed),
     each kata's time to pass attempt by attempt, the best time per kata and what to
-    practise next by a spaced-repetition schedule.
+    practise next by a spaced-repetition schedule. With --attempt, or --full, one
+    attempt replayed grading by grading.
     """
     if number is not None and not kata:
         raise click.UsageError("--attempt needs a kata: kata history NAME --attempt N")
     p = open_practice()
     from practice import render_history
 
-    if number is not None:
-        out(render_history.replay(p.store, kata.name, number, full=full))
+    if number is not None or full:
+        name, number = (kata.name, number) if number is not None else _last_attempt(p, kata)
+        out(render_history.replay(p.store, name, number, full=full))
     else:
         out(render_history.overview(p.store, _name(kata)))
+
+
+def _last_attempt(p, kata) -> tuple[str, int]:
+    """(kata, number) of NAME's last attempt, or of the attempt worked on last."""
+    from practice import history, targets
+
+    if kata:
+        attempts = history.attempts_of(p.store, kata.name)
+        if not attempts:
+            raise click.UsageError(f"{kata.name} has no attempt yet; `kata start {kata.name}` makes one")
+        return kata.name, attempts[-1]["n"]
+    a = targets.last_worked_on(p.store)
+    if a is None:
+        raise click.UsageError("no attempt yet to replay; `kata start NAME` makes one")
+    return a["kata"], history.number_of(p.store, a)
 
 
 @cli.command("reset")
 @kata_argument()
 @friendly
 def reset_command(kata):
-    """Put the stub back; the attempt is archived."""
+    """Put the stub back; the attempt is archived.
+
+    The attempt in progress at NAME ends, and its file is copied into archive/NAME/ in the
+    work folder before the stub replaces it (nothing is deleted). `kata start NAME` then
+    starts a new clock.
+    """
     from practice import messages
 
     p = open_practice()
@@ -447,7 +405,8 @@ def followups_command(kata, answers, yes):
     """Ask a kata's follow-up questions; numbers are checked.
 
     Say each answer aloud and rate it (k: knew it, p: partly, m: missed), or type the number
-    it asks for. Ratings count in what to practise next and in `kata progress`.
+    it asks for, alone or with its unit. Ratings count in what to practise next and in
+    `kata progress`.
     """
     from practice import followups
 
@@ -490,6 +449,29 @@ def export_command(fmt):
 
 
 cli.add_command(dev_group)  # `kata dev`: practice/dev_cli.py
+
+
+@cli.command("help", short_help="Show a command's help, as `kata COMMAND --help` does.")
+@click.argument("command", nargs=-1)
+def help_command(command):
+    """Show a command's help: `kata help COMMAND` is `kata COMMAND --help`.
+    """
+    ctx = click.get_current_context()
+    cmd, at = cli, ctx.parent
+    for i, name in enumerate(command):
+        sub = cmd.get_command(at, name) if isinstance(cmd, click.Group) else None
+        if sub is None:
+            import difflib
+
+            known = cmd.list_commands(at) if isinstance(cmd, click.Group) else []
+            like = difflib.get_close_matches(name, known, n=1)
+            raise click.UsageError(f"no such command: kata {' '.join(command[:i + 1])}"
+                                   + (f". Did you mean {like[0]!r}?" if like else ""))
+        cmd, at = sub, click.Context(sub, info_name=name, parent=at)
+    click.echo(cmd.get_help(at))
+
+
+with_examples(cli)  # each command's help ends with its examples (practice/examples.py)
 
 
 if _QUIET_INTERRUPT:  # loaded: Ctrl-C is a KeyboardInterrupt again

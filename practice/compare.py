@@ -1,26 +1,120 @@
 """`kata compare` and `kata solution`: code shown through practice.term.
 
-The attempt and the reference sit side by side when the width holds every line shown
-whole, else one above the other as a unified diff. Side by side, their lines are paired
-by difflib so equal lines face each other. Inside a changed stretch a line faces only a
-line like it (a renamed variable, a new argument); a line with no counterpart stands
-alone, so unrelated lines are never paired. Long runs of identical lines (the docstring
-both files share) fold into one row. Syntax colour only where the terminal takes colour
-(practice.term decides).
+Side by side shows code only: comments are left out and each docstring is cut to its first
+line (`code_only`), each line keeping its number in the file. Their lines are paired by
+difflib so equal lines face each other. Inside a changed stretch a line faces only a line
+like it (a renamed variable, a new argument); a line with no counterpart stands alone, so
+unrelated lines are never paired. Long runs of identical lines fold into one row. A line
+longer than its column wraps at a space, continued under its own indentation, as long as
+each column holds WRAP_AT characters; below the width that takes (`needed`: some 110
+columns for every kata), the two files come one above the other, whole, as a unified diff.
+Syntax colour only where the terminal takes colour (practice.term decides).
 """
 from __future__ import annotations
 
+import ast
 import difflib
+import io
+import re
+import tokenize
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
 
+from graders.engine.grammar import count, verb
 from practice import term
 
 MARKS = {"equal": " ", "replace": "~", "delete": "<", "insert": ">", "fold": " "}
 SIMILAR = 0.6       # how alike two lines must be to face each other as a change
 CONTEXT = 2         # identical lines kept on each side of a difference
 FOLD_AT = 2 * CONTEXT + 3  # a run of identical lines this long or longer folds
+WRAP_AT = 48        # a column this wide (or as wide as the longest line) is wide enough
+HANG = 4            # a wrapped line goes on this much further in than it starts
+GUTTER = 9          # columns side by side takes besides the code and line numbers
+
+
+@dataclass(frozen=True)
+class Code:
+    """A file as side by side shows it: its lines (code only), each line's number in the
+    file, whether anything was left out or cut (a comment, a docstring's other lines), and
+    which lines are docstrings in one line (cut to the column, not wrapped)."""
+    lines: list[str]
+    numbers: list[int]
+    cut: bool
+    docstrings: frozenset[int] = frozenset()
+
+
+_QUOTE = re.compile(r"[rRbBuUfF]*(\"\"\"|\'\'\'|\"|\')")
+
+
+def code_only(code: str) -> Code:
+    """The lines of `code` without comments, each docstring cut to its first line ("...
+    …" with its quotes); the code as it is when it does not parse."""
+    lines = code.splitlines()
+    docs = _docstrings(code)
+    comments = _comments(code)
+    kept, numbers, cut, folded = [], [], False, set()
+    for n, line in enumerate(lines, 1):
+        if n in docs:
+            first, more = docs[n]
+            if first is not None:
+                folded.add(len(kept))
+                kept.append(first)
+                numbers.append(n)
+            cut = cut or more
+            continue
+        if n in comments:
+            line = line[:comments[n]].rstrip()
+            cut = True
+            if not line:
+                continue
+        kept.append(line)
+        numbers.append(n)
+    return Code(kept, numbers, cut, frozenset(folded))
+
+
+def _docstrings(code: str) -> dict[int, tuple[str | None, bool]]:
+    """For each line of a docstring: on its first, the docstring in one line and whether
+    that left anything out; on the others, None."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return {}
+    lines, out = code.splitlines(), {}
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
+                or not body or not isinstance(body[0], ast.Expr):
+            continue
+        doc = body[0].value
+        if not (isinstance(doc, ast.Constant) and isinstance(doc.value, str)) or doc.end_lineno is None:
+            continue
+        start, end = doc.lineno, doc.end_lineno
+        if start == end:  # one line already
+            out[start] = (lines[start - 1], False)
+            continue
+        quote = _QUOTE.match(lines[start - 1], doc.col_offset)
+        words = [w.strip() for w in doc.value.splitlines() if w.strip()]
+        opening = quote.group(0) if quote else '"""'
+        closing = quote.group(1) if quote else '"""'
+        more = len(words) > 1
+        first = " " * doc.col_offset + opening + (words[0] if words else "") + (" …" if more else "") + closing
+        out.update({n: (None, more) for n in range(start + 1, end + 1)})
+        out[start] = (first, more)
+    return out
+
+
+def _comments(code: str) -> dict[int, int]:
+    """Where each comment starts: {line: column}; none when the code does not tokenize."""
+    out = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type == tokenize.COMMENT:
+                out[tok.start[0]] = tok.start[1]
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    return out
 
 
 def _pair(left: list[str], right: list[str], i1: int, i2: int, j1: int, j2: int) -> list:
@@ -88,56 +182,119 @@ def _lines(code: str, colour: bool) -> list[Text]:
 
 
 def show(attempt: Path, reference: Path, width: int | None = None) -> None:
-    """The attempt beside the reference when the width holds every line shown whole; else
-    one above the other, as a unified diff (a line cut in two is harder to read than that)."""
+    """The attempt beside the reference, code only, when the width holds it (`needed`);
+    else one above the other, whole, as a unified diff."""
     width = width or term.layout_width()
     a_code = attempt.read_text(encoding="utf-8", errors="replace").expandtabs(4)
     r_code = reference.read_text(encoding="utf-8", errors="replace").expandtabs(4)
-    rows = align(a_code.splitlines(), r_code.splitlines())
-    need = needed(a_code, r_code, rows)
+    mine, theirs = code_only(a_code), code_only(r_code)
+    rows = align(mine.lines, theirs.lines)
+    need = needed(mine, theirs, rows)
     if width >= need:
-        side_by_side(attempt.name, reference.name, a_code, r_code, rows, width)
+        side_by_side(attempt.name, reference.name, mine, theirs, rows, width)
     else:
-        unified(attempt.name, reference.name, a_code, r_code, rows, width)
-        term.console(columns=width).print(f"(side by side from {need} columns: --width {need})",
+        unified(attempt.name, reference.name, a_code, r_code, width)
+        term.console(columns=width).print(f"(side by side, code only, from {need} columns: --width {need})",
                                           style="dim" if term.colour() else "")
 
 
-def needed(a_code: str, r_code: str, rows: list[tuple]) -> int:
-    """The width at which side by side shows each of its lines whole: two line numbers,
-    two of the longest lines shown, the mark and the spaces between columns."""
-    left, right = a_code.splitlines(), r_code.splitlines()
+def _number_width(mine: Code, theirs: Code) -> int:
+    return len(str(max(mine.numbers[-1:] + theirs.numbers[-1:] + [1])))
+
+
+def needed(mine: Code, theirs: Code, rows: list[tuple]) -> int:
+    """The width side by side needs: two line numbers, the gutter, and two columns as wide
+    as the longest line shown, or, when lines are longer, as wide as it takes for `wrap`
+    to break each of them only where it may (at least WRAP_AT). A docstring's line is cut
+    to fit."""
     shown = [r for r in fold(rows) if r[0] != "fold"]
-    longest = max([Text(left[i]).cell_len for _, i, _ in shown if i is not None]
-                  + [Text(right[j]).cell_len for _, _, j in shown if j is not None] + [1])
-    return 2 * (len(str(max(len(left), len(right), 1))) + longest) + 9
+    lines = [mine.lines[i] for _, i, _ in shown if i is not None and i not in mine.docstrings] + \
+            [theirs.lines[j] for _, _, j in shown if j is not None and j not in theirs.docstrings]
+    longest = max([Text(line).cell_len for line in lines] + [1])
+    column = min(longest, WRAP_AT)
+    while column < longest and any(_pieces(line, column)[1] for line in lines):
+        column += 1
+    return 2 * (_number_width(mine, theirs) + column) + GUTTER
 
 
-def unified(a_name: str, r_name: str, a_code: str, r_code: str, rows: list[tuple],
-            width: int) -> None:
-    """The difference as a unified diff: `-` only yours, `+` only the reference's, with
-    CONTEXT lines around each change; each line printed whole, never cut in two (a terminal
-    wraps a long one; redirected, the output is a diff `patch` reads)."""
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+_BREAK = re.compile(r"(?<=[ (\[,])")  # a line wraps after a space, an opening bracket or a comma
+
+
+def _pieces(plain: str, room: int) -> tuple[list[tuple[int, int, int]], bool]:
+    """Where `wrap` cuts `plain` for a column `room` wide: (start, end, indent) of each
+    piece, and whether a piece had to be cut where no break is."""
+    if len(plain) <= room or room < 1:
+        return [(0, len(plain), 0)], False
+    hang = min(_indent(plain) + HANG, room // 2)
+    breaks = [m.start() for m in _BREAK.finditer(plain)]
+    pieces, start, forced = [], 0, False
+    while start < len(plain):
+        lead = hang if pieces else 0
+        space = room - lead
+        if len(plain) - start <= space:
+            end = len(plain)
+        else:
+            end = max((b for b in breaks if start < b <= start + space), default=start + space)
+            forced = forced or end == start + space and end not in breaks
+        pieces.append((start, end, lead))
+        start = end
+        while start < len(plain) and plain[start] == " ":
+            start += 1
+    return pieces, forced
+
+
+def wrap(line: Text, room: int) -> list[Text]:
+    """`line` in pieces of at most `room` cells, each cut after a space, an opening bracket
+    or a comma, the pieces after the first going on HANG further in than the line starts (a
+    piece longer than that is cut where it must be)."""
+    out = []
+    for start, end, lead in _pieces(line.plain, room)[0]:
+        piece = line[start:end]
+        piece.rstrip()
+        out.append(Text(" " * lead) + piece if lead else piece)
+    return out
+
+
+def _cell(lines: list[Text], i: int | None, docstrings: frozenset[int], room: int) -> list[Text]:
+    """The rows of one side's line in a column `room` wide: wrapped, a docstring cut."""
+    if i is None or i >= len(lines):
+        return [Text("")]
+    return [term.cut(lines[i], room)] if i in docstrings else wrap(lines[i].copy(), room)
+
+
+def unified(a_name: str, r_name: str, a_code: str, r_code: str, width: int) -> None:
+    """The difference as a unified diff of the whole files: `-` only yours, `+` only the
+    reference's, with CONTEXT lines around each change; each line printed whole, never cut
+    in two (a terminal wraps a long one; redirected, the output is a diff `patch` reads)."""
     colour = term.colour()
     console = term.console(columns=width)
     styles = {"-": "red", "+": "green", "@": "cyan"}
-    for line in difflib.unified_diff(a_code.splitlines(), r_code.splitlines(), f"yours: {a_name}",
+    left, right = a_code.splitlines(), r_code.splitlines()
+    for line in difflib.unified_diff(left, right, f"yours: {a_name}",
                                      f"reference: {r_name}", n=CONTEXT, lineterm=""):
         style = "bold" if line.startswith(("--- ", "+++ ")) else styles.get(line[:1], "")
         console.print(Text(line, style=style if colour else ""), soft_wrap=True)
+    rows = align(left, right)
     same = sum(1 for r in rows if r[0] == "equal")
-    console.print(f"{same} of {len(rows)} lines match; - only yours, + only the reference.")
+    console.print(f"{same} of {count(len(rows), 'line')} {verb(same, 'matches', 'match')}; "
+                  "- only yours, + only the reference.")
 
 
-def side_by_side(a_name: str, r_name: str, a_code: str, r_code: str, rows: list[tuple],
+def side_by_side(a_name: str, r_name: str, mine: Code, theirs: Code, rows: list[tuple],
                  width: int) -> None:
     from rich.table import Table
 
     colour = term.colour()
     console = term.console(columns=width)
-    left, right = _lines(a_code, colour), _lines(r_code, colour)
-    nw = len(str(max(len(left), len(right), 1)))
-    table = Table(box=None, expand=True, show_header=True, pad_edge=False, padding=(0, 1),
+    left = _lines("\n".join(mine.lines) + "\n", colour)
+    right = _lines("\n".join(theirs.lines) + "\n", colour)
+    nw = _number_width(mine, theirs)
+    room = max(1, (width - 2 * nw - GUTTER) // 2)
+    table = Table(box=None, show_header=True, pad_edge=False, padding=(0, 1),
                   header_style="bold" if colour else "")
     for name in ("#", f"yours: {a_name}", " ", "#", f"reference: {r_name}"):
         if name == "#":
@@ -146,25 +303,30 @@ def side_by_side(a_name: str, r_name: str, a_code: str, r_code: str, rows: list[
         elif name == " ":
             table.add_column(name, width=1, no_wrap=True)
         else:
-            table.add_column(name, ratio=1, overflow="fold")
+            table.add_column(name, width=room, no_wrap=True, overflow="crop")
     styles = {"replace": "yellow", "delete": "red", "insert": "green"}
     for tag, i, j in fold(rows):
         if tag == "fold":
-            table.add_row("", Text(f"⋯ {i} identical lines ⋯" if term.can_encode("⋯")
-                                   else f"... {i} identical lines ...", style="dim"), "", "", "")
+            table.add_row("", Text(f"⋯ {count(i, 'identical line')} ⋯" if term.can_encode("⋯")
+                                   else f"... {count(i, 'identical line')} ...", style="dim"), "", "", "")
             continue
-        lt = left[i].copy() if i is not None and i < len(left) else Text("")
-        rt = right[j].copy() if j is not None and j < len(right) else Text("")
-        if colour and tag != "equal":
-            lt.stylize("on grey15")
-            rt.stylize("on grey15")
-        table.add_row(str(i + 1) if i is not None else "", lt,
-                      Text(MARKS[tag], style=styles.get(tag, "") if colour else ""),
-                      str(j + 1) if j is not None else "", rt)
+        lt = _cell(left, i, mine.docstrings, room)
+        rt = _cell(right, j, theirs.docstrings, room)
+        for k in range(max(len(lt), len(rt))):
+            a = lt[k] if k < len(lt) else Text("")
+            b = rt[k] if k < len(rt) else Text("")
+            if colour and tag != "equal":
+                a.stylize("on grey15")
+                b.stylize("on grey15")
+            table.add_row(str(mine.numbers[i]) if i is not None and k == 0 else "", a,
+                          Text(MARKS[tag], style=styles.get(tag, "") if colour else "") if k == 0 else "",
+                          str(theirs.numbers[j]) if j is not None and k == 0 else "", b)
     console.print(table, soft_wrap=False)
     same = sum(1 for r in rows if r[0] == "equal")
-    console.print(f"{same} of {len(rows)} lines match; ~ differs, < only yours, "
-                  "> only the reference.")
+    console.print(f"{same} of {count(len(rows), 'line')} {verb(same, 'matches', 'match')}; ~ differs, < only yours, "
+                  "> only the reference."
+                  + (" Code only: comments left out, docstrings cut to their first line "
+                     "(`kata solution` shows the reference whole)." if mine.cut or theirs.cut else ""))
 
 
 def show_code(path: Path, title: str) -> None:

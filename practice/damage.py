@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 
+from graders.engine.grammar import count, verb
 from practice import clock
 
 TABLES = ("mocks", "attempts", "gradings", "events")
@@ -92,9 +93,9 @@ def set_aside_unreadable(store) -> int:
         db.text_factory = factory
     if found:
         where = ", ".join(f"{t} {i}" for t, i, _ in found)
-        store.warn(f"{len(found)} record{'s' if len(found) != 1 else ''} of the practice "
+        store.warn(f"{count(len(found), 'record')} of the practice "
                    f"database {store.path} could not be read ({where}); "
-                   f"{moved} record{'s' if moved != 1 else ''} with what belongs to "
+                   f"{count(moved, 'record')} with what belongs to "
                    f"{'them' if len(found) != 1 else 'it'} "
-                   "were kept in its table set_aside, and everything else is usable.")
+                   f"{verb(moved, 'was', 'were')} kept in its table set_aside, and everything else is usable.")
     return moved

@@ -23,6 +23,7 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+from graders.engine.grammar import count
 from practice import catalogue
 
 TEMPLATE_MARK = "TODO(kata dev new)"
@@ -162,7 +163,7 @@ def _hint_checks(entry: dict, known: set[str]) -> list[str]:
     if not isinstance(lists, list):
         return ["has no `hint_checks` (for each hint, the ids of the checks it helps with)"]
     out = [] if len(lists) == len(hints) else [
-        f"has {len(hints)} hints and {len(lists)} lists of `hint_checks`: one list for each hint"]
+        f"has {count(len(hints), 'hint')} and {count(len(lists), 'list')} of `hint_checks`: one list for each hint"]
     for n, ids in enumerate(lists, 1):
         if isinstance(ids, list) and not ids:
             out.append(f"hint {n} names no check it helps with (`hint_checks`)")

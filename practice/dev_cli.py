@@ -23,7 +23,12 @@ def dev_check_command():
     answer, stub and reference agreeing, no trap phrase in a stub, the README's table, each
     grader's plain agreement check and each domain's coverage of the explorer's dimensions.
     Grades nothing.
+
+    \b
+    Example:
+      kata dev check                     in a clone of the repository
     """
+    from graders.engine.grammar import count
     from practice import catalogue, dev
 
     _in_a_clone(catalogue.ROOT)
@@ -31,8 +36,8 @@ def dev_check_command():
     for f in faults:
         out(f"{f.kata}: {f.what}")
     katas = len({f.kata for f in faults})
-    out(f"{len(faults)} fault{'s' * (len(faults) != 1)} in {katas} place{'s' * (katas != 1)}" if faults
-        else f"every kata is whole ({len(catalogue.names())} katas)")
+    out(f"{count(len(faults), 'fault')} in {count(katas, 'place')}" if faults
+        else f"every kata is whole ({count(len(catalogue.names()), 'kata')})")
     click.get_current_context().exit(1 if faults else 0)
 
 
@@ -47,6 +52,10 @@ def dev_new_command(name, title, minutes):
     The stub, the reference, the grader, the domain, the known bugs, two alternative
     answers and a catalogue entry, each marked where it must be filled in; no file is
     replaced. `kata dev check` then says what is left to do.
+
+    \b
+    Example:
+      kata dev new alibi --title "ALiBi position biases" --minutes 25
     """
     from practice import catalogue, dev_new, paths
 

@@ -2,16 +2,20 @@
 the catalogue, and how each was answered (knew it, partly, missed) recorded for the schedule.
 
 A round reads one line of standard input per question. A question answered with a number
-takes the number ("131072", "131,072", "14.96", "3.4e10"), checked exactly or within the
-question's tolerance: right is "knew", wrong is "missed". Any question takes a rating of the
-answer given aloud: k (knew it), p (partly) or m (missed). Enter skips a question and records
-nothing; the end of input ends the asking, and the questions left are printed unasked.
+takes the number ("131072", "131,072", "14.96", "3.4e10"), and the number followed by the
+question's unit ("131072 bytes", "131,072 B", "1.5 GiB"; another unit is asked again),
+checked exactly or within the question's tolerance: right is "knew", wrong is "missed". Any
+question takes a rating of the answer given aloud: k (knew it), p (partly) or m (missed).
+Enter skips a question and records nothing. Input that ends before its first line (nothing
+to read: `< /dev/null`) asks nothing, and the questions are listed; input that ends after
+one ends the round there: it says so, and the questions left are neither listed nor recorded.
 Prompts go to standard error, so standard output holds the questions, each verdict and (with
 `answers`) the model answers. Nothing is read from a terminal whose output goes elsewhere
 (`kata followups NAME | less`): no one would see the question.
 """
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -36,16 +40,65 @@ class Rated:
     answer: str | None = None          # the number typed, when one was
 
 
+@dataclass(frozen=True)
+class Round:
+    """A round of a kata's questions: the ratings given, whether a line was read, and
+    whether the input ended in it after one was (then the questions from there on were not
+    answered)."""
+    rated: list[Rated]
+    heard: bool = False
+    ended: bool = False
+
+
 class _End(Exception):
-    """The end of standard input: stop asking."""
+    """The end of standard input: stop asking (`after_a_line`: a line was read before it, in
+    the same question: a number in another unit, say)."""
+
+    def __init__(self, after_a_line: bool = False):
+        super().__init__()
+        self.after_a_line = after_a_line
+
+
+_NUMBER = re.compile(r"\s*([-+]?(?:\d[\d,_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
+# Short forms of a unit's first word, beside its singular and plural: 131,072 B, 8B params, 4.2x.
+SHORT = {"bytes": {"b"}, "parameters": {"params", "param"}, "times": {"x", "×"}}
+
+
+def reading(text: str) -> tuple[Fraction, str] | None:
+    """The number `text` starts with, exactly (thousands separators allowed), and the words
+    after it (a unit, or nothing); None when it starts with no number."""
+    m = _NUMBER.match(text)
+    if not m:
+        return None
+    try:
+        return Fraction(m.group(1).replace(",", "").replace("_", "")), m.group(2)
+    except (ValueError, ZeroDivisionError):
+        return None
 
 
 def number(text: str) -> Fraction | None:
-    """The number written in `text`, exactly (thousands separators allowed); None if none."""
-    try:
-        return Fraction(text.strip().replace(",", "").replace("_", ""))
-    except (ValueError, ZeroDivisionError):
-        return None
+    """The number written in `text`, alone, exactly; None if there is none or more."""
+    read = reading(text)
+    return read[0] if read and not read[1] else None
+
+
+def _words(unit: str) -> list[str]:
+    return unit.lower().replace("/", " per ").replace(",", " ").split()
+
+
+def same_unit(said: str, unit: str) -> bool:
+    """Whether `said`, typed after a number, is the question's `unit`: nothing, or its first
+    word (singular, plural or a short form, in any case), then as many of its other words as
+    one likes ("bytes", "B", "bytes per token", "B/token" for "bytes per token, with 8 KV
+    heads")."""
+    typed, wanted = _words(said), _words(unit)
+    if not typed:
+        return True
+    if not wanted:
+        return False
+    head = wanted[0]
+    heads = {head, head.removesuffix("s"), head + "s"} | SHORT.get(head, set())
+    return typed[0] in heads and typed[1:] == wanted[1:len(typed)]
 
 
 def right(f: catalogue.FollowUp, given: Fraction) -> bool:
@@ -89,10 +142,10 @@ def practise(p, k: catalogue.Kata, answers: bool = False) -> list[Rated]:
     if answers and not p.store.readonly:
         with p.store.tx() as s:
             records.add_event(s, "answers", k.name)  # model answers shown, as `kata solution` is
-    rated = ask(p, k, answers)
-    if rated:
-        term.out(summary(k, rated))
-    return rated
+    done = ask(p, k, answers)
+    if done.rated:
+        term.out(summary(k, done.rated))
+    return done.rated
 
 
 def after_interview(p, report) -> None:
@@ -102,18 +155,27 @@ def after_interview(p, report) -> None:
     term.out("", Text("Follow-up questions to answer aloud:", style="bold"))
     if can_ask():
         term.out(term.wrap(INVITE, style="dim"))
-    for q in report.questions:
+    heard = False
+    for n, q in enumerate(report.questions):
         if len(report.questions) > 1:
             term.out(f"  {q.kata.name}:")
-        rated = ask(p, q.kata, mock_id=report.mock["id"])
-        if rated:
-            term.out(summary(q.kata, rated))
+        done = ask(p, q.kata, mock_id=report.mock["id"], heard=heard,
+                   then=[o.kata.name for o in report.questions[n + 1:]])
+        heard = heard or done.heard
+        if done.rated:
+            term.out(summary(q.kata, done.rated))
+        if done.ended:
+            return
 
 
-def ask(p, k: catalogue.Kata, answers: bool = False, mock_id: int | None = None) -> list[Rated]:
+def ask(p, k: catalogue.Kata, answers: bool = False, mock_id: int | None = None,
+        heard: bool = False, then: list[str] = ()) -> Round:
     """Ask `k`'s follow-up questions one at a time and record each rating given (with the
     mock interview they follow, if any); with `answers`, each model answer after its
-    question. The ratings given."""
+    question. Input that ends before any line was read (in this round, or before it:
+    `heard`) asks nothing more and the questions are listed; input that ends after one
+    ends the round there, saying so (and that the follow-ups of the katas `then` were not
+    asked either)."""
     started, asking, rated = clock.now(), can_ask(), []
     record = not p.store.readonly
     if asking and not record:
@@ -123,8 +185,12 @@ def ask(p, k: catalogue.Kata, answers: bool = False, mock_id: int | None = None)
         got = None
         try:
             got = _answer(i, f) if asking else None
-        except _End:
+            heard = heard or asking
+        except _End as end:
             asking = False
+            if heard or end.after_a_line:
+                term.out(_ended(len(k.follow_ups) - i + 1, then))
+                return Round(rated, heard=True, ended=True)
         if got:
             rated.append(got)
             term.out(_verdict(f, got, k.name, answers))
@@ -134,22 +200,40 @@ def ask(p, k: catalogue.Kata, answers: bool = False, mock_id: int | None = None)
                                           got.rating, got.answer, mock_id)
         if answers:
             term.out(model_answer(f))
-    return rated
+    return Round(rated, heard=heard)
+
+
+def _ended(left: int, then: list[str]) -> Text:
+    """What the end of the input left unanswered: `left` questions, and the follow-ups of
+    the katas `then`."""
+    these = ("this question" if left == 1 else "this question and the next" if left == 2
+             else f"this question and the {left - 1} after it")
+    more = f"; the follow-ups of {' and '.join(then)} were not asked either" if then else ""
+    return _prose(f"The input ended: {these} went unanswered, and nothing is recorded for "
+                  f"{'it' if left == 1 and not then else 'them'}{more}.", "The input ended:", "yellow")
 
 
 def _answer(i: int, f: catalogue.FollowUp) -> Rated | None:
     """The answer to one question as typed: a number, a rating or nothing (Enter)."""
     asked = (f"     Your answer, in {f.unit} (or k, p, m; Enter skips): " if f.numeric else
              "     Said aloud? knew it (k), partly (p) or missed (m); Enter skips: ")
+    first = True
     while True:
-        typed = _read(asked)
+        try:
+            typed = _read(asked)
+        except _End:
+            raise _End(after_a_line=not first) from None
+        first = False
         if not typed:
             return None
         if typed.lower() in RATINGS:
             return Rated(i, RATINGS[typed.lower()])
-        given = number(typed) if f.numeric else None
-        if given is not None:
-            return Rated(i, "knew" if right(f, given) else "missed", typed)
+        read = reading(typed) if f.numeric else None
+        if read is not None and same_unit(read[1], f.unit):
+            return Rated(i, "knew" if right(f, read[0]) else "missed", typed)
+        if read is not None:
+            asked = f"     In {f.unit}, please: the number alone or with that unit (or k, p, m; Enter skips): "
+            continue
         asked = ("     A number, please (or k, p, m; Enter skips): " if f.numeric else
                  "     k, p or m, please (Enter skips): ")
 

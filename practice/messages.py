@@ -19,8 +19,9 @@ if TYPE_CHECKING:  # types only: `kata check` loads this module while it grades
     from practice.sessions import Reset, Started
     from practice.strict import QuestionSubmitted
 from practice.mock import STRICT_GRADINGS
-from practice.render import (attempt_result, clock_text, follow_ups, gradings, path, plural,
-                             question, report, result_text, summary, symbols, times)
+from graders.engine.grammar import count, times, verb
+from practice.render import (attempt_result, clock_text, follow_ups, gradings, path, question, report,
+                             result_text, summary, symbols)
 
 
 def attempt_label(a: dict) -> str:
@@ -104,7 +105,7 @@ def _interview_clock(pairs: list[tuple[dict, dict]], t: float, interview: Interv
     for before, after in pairs:
         if after["clock"] == "solved" and before["clock"] != "solved" and solved < total:
             lines.append(f"{after['kata']} passes every check ({solved} of {total} questions "
-                         "do); the interview clock runs on until every question passes or "
+                         f"{verb(solved, 'does', 'do')}); the interview clock runs on until every question passes or "
                          "`kata submit` ends the interview.")
         elif after["clock"] == "running" and before["clock"] == "solved":
             lines.append(f"{after['kata']} no longer passes.")
@@ -158,7 +159,7 @@ def status(view: MockInProgress | PracticeInProgress | NothingInProgress, t: flo
              f"  hints:  {a['hints']} of {len(k.hints)}"
              + (f" (and {after_pass} after passing, not counted)" if after_pass > 0 else "")
              + ("; solution viewed" if a["solution_viewed"] else "")]
-    lines += [Text(f"Also in progress: {o['kata']} (") + clock_text(o, t) + ")"
+    lines += [Text(f"Also in progress: {o['kata']}; its clock: ") + clock_text(o, t)
               for o in view.others]
     return term.join(lines)
 
@@ -171,7 +172,7 @@ def submitted(k, a: dict, rep: Report, n_gradings: int) -> Text:
     over = (Text(f", {clock.fmt(a['time_used'] - a['budget'])} over time", style="red")
             if a["overtime"] else Text(f" of {clock.fmt(a['budget'])}"))
     recorded = (Text("Recorded: ") + result + f" in {clock.fmt(a['time_used'])}" + over
-                + f"; {gradings(n_gradings)}, {plural(a['hints'], 'hint')}, solution "
+                + f"; {gradings(n_gradings)}, {count(a['hints'], 'hint')}, solution "
                 f"{'viewed' if a['solution_viewed'] else 'not viewed'}.")
     return term.join([graded(f"{k.name}: final grading", a["path"], rep), recorded, "",
                       follow_ups(k), Text(f"`kata followups {k.name}` asks them one at a time "
@@ -220,7 +221,7 @@ def mock_started(res: MockStarted) -> Text:
     how = f"seed {m['seed']}" if m["seeded"] else "the katas you most need"
     lines: list[Text | str] = _paused(res.paused)
     lines.append(Text(f"{'Strict mock' if m['strict'] else 'Mock'} interview #{m['id']}: "
-                      f"{plural(len(attempts), 'question')}, {clock.fmt(m['budget'])} on one "
+                      f"{count(len(attempts), 'question')}, {clock.fmt(m['budget'])} on one "
                       "clock", style="bold") + f" ({how}).")
     if m["strict"]:
         lines.append(f"Each question may be graded {STRICT_GRADINGS} times, and a grading shows "
@@ -289,7 +290,7 @@ def question_submitted(res: QuestionSubmitted) -> Text:
     return term.join([
         graded(f"{a['kata']}: submitted", a["path"], rep),
         f"{a['kata']} used {res.used} of its {STRICT_GRADINGS} gradings. "
-        f"{plural(res.left, 'question')} still open; `kata submit` submits "
+        f"{count(res.left, 'question')} still open; `kata submit` submits "
         f"{'it' if res.left == 1 else 'them'} and ends the interview."])
 
 

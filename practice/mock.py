@@ -116,7 +116,8 @@ def start(p, count: int, minutes: float | None, seed: int | None,
             if not paths.create_new(path, stub) and path.read_bytes() != stub:
                 p.archive_file(path, name, f"mock{mock_id}-{name}")
                 paths.write_atomic(path, stub)
-            records.insert_attempt(s, name, "mock", str(path), t, 60.0 * minutes,
+            # each question's budget is its kata's own, as history and progress show it
+            records.insert_attempt(s, name, "mock", str(path), t, 60.0 * catalogue.get(name).minutes,
                                    mock_id=mock_id, position=pos, touched_at=t - pos * 1e-3)
         records.add_event(s, "mock-start", mock_id=mock_id, detail=",".join(names))
     return MockStarted(records.mock(p.store, mock_id), p.mock_attempts(mock_id), paused)

@@ -8,6 +8,9 @@ otherwise a per-user data folder. It holds:
     mock/ID/NAME.py         the attempts of mock interview ID
     archive/NAME/*.py       attempts set aside by `--fresh`, `kata reset` or a new start
     kata.sqlite3            sessions, checks and history
+
+The store records each of these files by its path relative to the work folder (`stored`,
+`located`), so that a work folder moved, copied or cloned again finds its own files.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import stat
 import sys
 import tempfile
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 REPO = Path(__file__).resolve().parent.parent
 APP = "attention-katas"
@@ -54,6 +57,55 @@ def mock_attempt_path(home_dir: Path, mock_id: int, kata: str) -> Path:
 
 def archive_dir(home_dir: Path, kata: str) -> Path:
     return home_dir / "archive" / kata
+
+
+def stored(home_dir: Path, path: Path | str) -> str:
+    """How the store records a file: its path relative to the work folder when it is in it
+    (`mock/1/rope.py`), else its whole path."""
+    p = Path(path)
+    if not p.is_absolute():
+        return PurePosixPath(p).as_posix()
+    for base in dict.fromkeys((Path(home_dir), _resolved(Path(home_dir)))):
+        for whole in dict.fromkeys((p, _resolved(p))):
+            if whole.is_relative_to(base):
+                return PurePosixPath(whole.relative_to(base)).as_posix()
+    return str(p)
+
+
+def located(home_dir: Path, recorded: str | None) -> str | None:
+    """The file a path recorded by the store means now: in the work folder when the path is
+    relative (whichever folder that is now), else the path itself."""
+    if recorded is None:
+        return None
+    p = Path(recorded)
+    return str(p) if p.is_absolute() else str(Path(home_dir) / p)
+
+
+def outside(home_dir: Path, path: Path | str) -> bool:
+    """Whether `path` (a file the store points at) lies outside the work folder."""
+    return Path(stored(home_dir, path)).is_absolute()
+
+
+def anchored(home_dir: Path, recorded: str | None, tail: tuple[str, ...]) -> str | None:
+    """A path an older version recorded whole, as the store records it now: relative to the
+    work folder when the file is in it, or when the path ends in `tail`, where the work
+    folder keeps such a file (the folder was moved, copied or cloned again since); else
+    whole, a file elsewhere."""
+    if recorded is None or not Path(recorded).is_absolute():
+        return recorded
+    relative = stored(home_dir, recorded)
+    if not Path(relative).is_absolute():
+        return relative
+    if tail and Path(recorded).parts[-len(tail):] == tail:
+        return PurePosixPath(*tail).as_posix()
+    return recorded
+
+
+def _resolved(p: Path) -> Path:
+    try:
+        return p.resolve()
+    except (OSError, RuntimeError):
+        return p
 
 
 def shown(path: Path | str) -> str:

@@ -12,6 +12,7 @@ import math
 
 from rich.text import Text
 
+from graders.engine.grammar import verb
 from practice import term
 
 # (lowest weight, block shade, ASCII shade), darkest last; exact zeros and NaN apart.
@@ -39,7 +40,7 @@ def grid(pic: dict, indent: int = 6, room: int | None = None) -> Text:
     title = pic.get("title") or "the weights"
     if n_rows == 0 or need > room:
         return Text(f"{pad}(the picture of {title}, {n_rows}x{n_cols}, is left out: it "
-                    f"needs {need} columns and {room} are available)", style="dim")
+                    f"needs {need} columns and {room} {verb(room, 'is', 'are')} available)", style="dim")
     colour = term.colour()
     fancy = colour and term.can_encode("░▒▓█·")
     marked = {tuple(m) for m in pic.get("marked") or []}

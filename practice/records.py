@@ -5,22 +5,39 @@ statement the rest of the package needs, so that sessions, mock interviews, hist
 watch speak of attempts, checks and events, never of SQL. Each function takes `s`, the
 open `Store` (or the same store inside `with store.tx() as s:`), and returns plain dicts;
 a grading's report is written and read as the grader's type (`stored_report`).
+
+An attempt's file and its archived copy are recorded relative to the work folder
+(practice.paths.stored) and read back as the files of the folder the store is in now
+(`path` and `archive` of an attempt's dict are whole paths), so that a work folder moved,
+copied or cloned again grades its own files.
 """
 from __future__ import annotations
 
 import json
 
 from graders.engine.report import Report
-from practice import clock
+from practice import clock, paths
 
 
 def _one(s, sql: str, args=()) -> dict | None:
     row = s.one(sql, args)
-    return dict(row) if row else None
+    return _located(s, dict(row)) if row else None
 
 
 def _all(s, sql: str, args=()) -> list[dict]:
-    return [dict(r) for r in s.all(sql, args)]
+    return [_located(s, dict(r)) for r in s.all(sql, args)]
+
+
+def _located(s, row: dict) -> dict:
+    """An attempt's row with its file and archived copy where they are now."""
+    if "path" in row and "archive" in row:
+        row["path"] = paths.located(s.home, row["path"])
+        row["archive"] = paths.located(s.home, row["archive"])
+    return row
+
+
+def _stored(s, path) -> str | None:
+    return None if path is None else paths.stored(s.home, path)
 
 
 # -- attempts ---------------------------------------------------------------------------
@@ -49,7 +66,7 @@ def latest_in_place(s, kata: str) -> dict | None:
 def owns_path(s, path: str) -> bool:
     """True when an attempt whose file is still in place is kept at `path`."""
     return s.one("SELECT 1 FROM attempts WHERE path = ? AND archive IS NULL",
-                 (path,)) is not None
+                 (_stored(s, path),)) is not None
 
 
 def last_touched(s) -> dict | None:
@@ -84,7 +101,7 @@ def insert_attempt(s, kata: str, mode: str, path: str, t: float, budget: float,
         "INSERT INTO attempts (kata, mode, mock_id, position, path, restarted_from, "
         "started_at, touched_at, budget, clock, run_since, elapsed, state) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, 0, 'open')",
-        (kata, mode, mock_id, position, path, restarted_from, t,
+        (kata, mode, mock_id, position, _stored(s, path), restarted_from, t,
          t if touched_at is None else touched_at, budget, t)).lastrowid
 
 
@@ -99,9 +116,10 @@ def set_clock(s, row_id: int, state: str, run_since: float | None,
 
 
 def mark_solved(s, attempt_id: int, on_clock: float) -> None:
+    """The clock stops at `on_clock`, the time it took to pass (again, after a grading that
+    failed: then the clock ran on, and the time is the time now)."""
     s.execute("UPDATE attempts SET clock = 'solved', run_since = NULL, elapsed = ?, "
-              "solved_at = COALESCE(solved_at, ?) WHERE id = ?",
-              (on_clock, on_clock, attempt_id))
+              "solved_at = ? WHERE id = ?", (on_clock, on_clock, attempt_id))
 
 
 def touch(s, attempt_id: int, t: float) -> None:
@@ -114,17 +132,17 @@ def close_attempt(s, attempt_id: int, t: float, state: str, reason: str, passed:
         "UPDATE attempts SET state = ?, end_reason = ?, ended_at = ?, clock = 'stopped', "
         "run_since = NULL, elapsed = ?, passed = ?, time_used = ?, overtime = ?, "
         "archive = COALESCE(?, archive) WHERE id = ?",
-        (state, reason, t, used, int(passed), used, int(overtime), archive, attempt_id))
+        (state, reason, t, used, int(passed), used, int(overtime), _stored(s, archive), attempt_id))
 
 
 def note_archive(s, path: str, archive: str) -> int | None:
     """Record that the file at `path` of the latest finished attempt kept there is now
     at `archive`; that attempt's id, or None when no attempt owned the file."""
     prev = s.one("SELECT id FROM attempts WHERE path = ? AND archive IS NULL "
-                 "AND state != 'open' ORDER BY id DESC LIMIT 1", (path,))
+                 "AND state != 'open' ORDER BY id DESC LIMIT 1", (_stored(s, path),))
     if prev is None:
         return None
-    s.execute("UPDATE attempts SET archive = ? WHERE id = ?", (archive, prev["id"]))
+    s.execute("UPDATE attempts SET archive = ? WHERE id = ?", (_stored(s, archive), prev["id"]))
     return prev["id"]
 
 

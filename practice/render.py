@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from graders.engine.grammar import count, times, verb
 from graders.engine.report import CheckResult, Report, Status
 from practice import clock, paths, picture, term
 
@@ -119,7 +120,8 @@ def summary(rep: Report) -> Text:
     else:
         waiting = dict.fromkeys(f"`{c.function}`" for c in rep.checks
                                 if c.status is Status.NOT_IMPLEMENTED and c.function)
-        notes = ([f"{n.not_implemented} wait for {' and '.join(waiting) or 'a function'}"] if n.not_implemented
+        notes = ([f"{n.not_implemented} {verb(n.not_implemented, 'waits', 'wait')} for "
+                  f"{' and '.join(waiting) or 'a function'}"] if n.not_implemented
                  else []) + ([f"{n.skipped} not run"] if n.skipped else [])
         text = f"{n.passed}/{n.total} checks passed" + (f" ({', '.join(notes)})" if notes else "")
     color = "green" if rep.passed else ("yellow" if rep.not_implemented else "red")
@@ -165,18 +167,9 @@ def attempt_result(a: dict) -> str:
     return word
 
 
-def times(n: int) -> str:
-    """'never', 'once', '3 times'."""
-    return "never" if n == 0 else "once" if n == 1 else f"{n} times"
-
-
 def gradings(n: int) -> str:
     """'not graded', 'graded once', 'graded 3 times'."""
     return "not graded" if n == 0 else f"graded {times(n)}"
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 # -- questions ----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import tokenize
 import click
 from rich.text import Text
 
+from graders.engine.grammar import count, times
 from practice import catalogue, clock, history, paths, records, render, term
 from practice.clock import elapsed
 
@@ -51,7 +52,7 @@ def _attempts_table(attempts: list[dict], t: float) -> Text:
         result = render.attempt_result(a) + (", a restart" if a["restarted_from"] else "")
         rows.append([a["kata"], str(a["n"]), clock.when(a["started_at"]),
                      "mock" if a["mode"] == "mock" else "practice", clock.fmt(used), result,
-                     render.times(a["n_gradings"]), str(a["hints"]),
+                     times(a["n_gradings"]), str(a["hints"]),
                      "viewed" if a["solution_viewed"] else "-",
                      paths.shown(a["archive"] or a["path"])])
     header = ["kata", "#", "started", "mode", "time", "result", "graded", "hints",
@@ -104,11 +105,11 @@ def due_text(d, t: float) -> str:
     delta = d.due_at - t
     if delta <= 0:
         days = int(-delta // 86400)
-        return "due now" if days == 0 else f"overdue by {render.plural(days, 'day')}"
+        return "due now" if days == 0 else f"overdue by {count(days, 'day')}"
     if delta >= 86400:
-        return f"in {render.plural(round(delta / 86400), 'day')}"
+        return f"in {count(round(delta / 86400), 'day')}"
     h = round(delta / 3600)
-    return f"in {render.plural(h, 'hour')}" if h >= 1 else "within the hour"
+    return f"in {count(h, 'hour')}" if h >= 1 else "within the hour"
 
 
 REPLAYED_EVENTS = ("pause", "unpause", "hint", "solution", "compare", "solved", "unsolved",
@@ -120,7 +121,7 @@ def replay(s, kata: str, number: int, full: bool = False) -> Text:
     match = [a for a in attempts if a["n"] == number]
     if not match:
         raise click.UsageError(
-            f"{kata} has {render.plural(len(attempts), 'attempt')}; there is no attempt {number}")
+            f"{kata} has {count(len(attempts), 'attempt')}; there is no attempt {number}")
     a, k, t = match[0], catalogue.get(kata), clock.now()
     mode = f"mock interview #{a['mock_id']}" if a["mode"] == "mock" else "practice"
     used = a["time_used"] if a["time_used"] is not None else elapsed(a, t)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from graders.engine.grammar import count
 from practice import catalogue, clock, render, render_history, schedule, term
 from practice.progress import LAST
 
@@ -42,7 +43,7 @@ def _row(r: dict) -> list:
     if not r["attempts"]:
         said = "not tried"
     elif r["best"] is None:
-        said = f"not passed yet ({render.plural(r['attempts'], 'attempt')})"
+        said = f"not passed yet ({count(r['attempts'], 'attempt')})"
     else:
         said = f"best {clock.fmt(r['best'])} of {k.minutes} min" + (
             "" if r["passed_within_budget"] else ", never within budget")
@@ -52,7 +53,7 @@ def _row(r: dict) -> list:
 def _due(fig: dict, t: float) -> Text:
     if fig["due"]:
         rows = [["  " + d["kata"], "due now" if not d["overdue_days"] else
-                 f"overdue by {render.plural(d['overdue_days'], 'day')}", d["reason"]]
+                 f"overdue by {count(d['overdue_days'], 'day')}", d["reason"]]
                 for d in fig["due"]]
         return term.columns(rows, squeeze={2: 12})
     nxt = fig["next_due"]

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 
 from rich.text import Text
 
+from graders.engine.grammar import count
 from graders.engine.report import Report
 from practice import clock, paths, render, term
 
@@ -113,7 +114,7 @@ def status_line(t) -> Text:
     sym = render.symbols()
     name, where = t.attempt["kata"], Text(f"  {paths.shown(t.path)}", style="dim")
     if t.partial is not None:
-        done = render.plural(len(t.partial), "check")
+        done = count(len(t.partial), "check")
         return Text.assemble((sym["todo"], "yellow"), f" {name}  ", (f"grading: {done} done", "yellow")) + where
     if t.report is None:
         return Text(f"  {name}  ({t.missing_report()})") + where
@@ -163,7 +164,7 @@ def fit(pieces: list[tuple], room: int, cols: int) -> list[Text]:
     lines = [ln for i in shown for ln in pieces[i][2]]
     if left_out:
         hidden = sum(len(pieces[i][2]) for i in left_out)
-        lines.append(Text(f"... {render.plural(hidden, 'more line')}: `kata check` shows them all",
+        lines.append(Text(f"... {count(hidden, 'more line')}: `kata check` shows them all",
                           style="dim"))
     return _cut_rows(lines, room, cols)
 

@@ -91,6 +91,22 @@ class Practice:
     def __init__(self, store: Store):
         self.store = store
         self.home = store.home
+        self._told: set[int] = set()  # attempts whose file elsewhere was pointed out
+
+    def elsewhere(self, a: dict) -> str | None:
+        """Where the attempt's file is, when the store records it outside the work folder
+        (a record an older version made there, or written by hand); None when it is in it."""
+        if not paths.outside(self.home, a["path"]):
+            return None
+        return (f"{a['kata']}'s attempt is recorded at {paths.shown(a['path'])}, outside the "
+                f"work folder {paths.shown(self.home)}")
+
+    def _say_where(self, a: dict) -> None:
+        """Warn, once a command, that the attempt's file is outside the work folder."""
+        where = self.elsewhere(a)
+        if where and a["id"] not in self._told:
+            self._told.add(a["id"])
+            self.store.warn(f"{where}; that file is the one used")
 
     # -- reading -------------------------------------------------------------------
     def attempt(self, attempt_id: int) -> dict:
@@ -138,7 +154,7 @@ class Practice:
                               existing["clock"] == "solved", str(archived) if archived else None)
         if archived:
             owner = records.note_archive(s, str(live), str(archived))
-            records.add_event(s, "archive", kata, owner, detail=str(archived))
+            records.add_event(s, "archive", kata, owner, detail=paths.stored(self.home, archived))
         return None
 
     def _put_stub(self, k: catalogue.Kata, live: Path, archived: Path | None) -> None:
@@ -172,7 +188,7 @@ class Practice:
             closed = self._set_aside(s, k.name, live, existing, archived, t, "fresh")
             if existing:
                 records.add_event(s, "restart", k.name, existing["id"], detail=(
-                    f"archived as {archived}" if archived else "file was missing"))
+                    f"archived as {paths.stored(self.home, archived)}" if archived else "file was missing"))
             paused = self.pause_running(s, t, f"started {k.name}")
             new_id = records.insert_attempt(s, k.name, "practice", str(live), t, budget,
                                             restarted_from=existing and existing["id"])
@@ -189,6 +205,7 @@ class Practice:
         """Resume an open practice attempt (inside a transaction): its clock runs again,
         any other pauses, and a missing file gets the stub back."""
         live = Path(a["path"])
+        self._say_where(a)
         recreated = not live.exists() and paths.create_new(live, k.stub.read_bytes())
         paused = self.pause_running(s, t, f"resumed {k.name}", keep=a["id"])
         was = a["clock"]
@@ -232,10 +249,13 @@ class Practice:
         try:
             code = paths.read_attempt(path)  # the one read: these bytes are graded and recorded
         except (FileNotFoundError, IsADirectoryError):
+            elsewhere = (f", and the store records it outside the work folder "
+                         f"{paths.shown(self.home)}" if self.elsewhere(a) else "")
             raise NothingToGrade(
-                f"nothing to grade: {paths.shown(path)} is missing "
+                f"nothing to grade: {paths.shown(path)} is missing{elsewhere} "
                 f"(`kata start {a['kata']}` puts the stub back; archived attempts are in "
                 f"{paths.shown(paths.archive_dir(self.home, a['kata']))})") from None
+        self._say_where(a)
         again = strict.before_grading(self.store, a, origin, code)  # a strict interview's rules
         if again is not None:
             return Grading(again, a, code)
@@ -254,7 +274,7 @@ class Practice:
             strict.allow(s, a, origin)  # once more, now that no other `kata` can grade it meanwhile
             on_clock = elapsed(a, t)
             if a["mode"] == "mock":  # an interview ends at its deadline, whenever it is graded
-                on_clock = min(on_clock, a["budget"])
+                on_clock = min(on_clock, records.mock(s, a["mock_id"])["budget"])
             records.insert_grading(s, attempt_id, t, on_clock, origin, report, code)
             if a["state"] == "open":
                 records.touch(s, attempt_id, t)
@@ -307,7 +327,7 @@ class Practice:
             a = records.open_practice_attempt(s, k.name)
             closed = self._set_aside(s, k.name, live, a, archived, t, "reset")
             records.add_event(s, "reset", k.name, a["id"] if a else None,
-                              detail=str(archived) if archived else None)
+                              detail=paths.stored(self.home, archived) if archived else None)
         _fault("after-reset-commit")
         self._put_stub(k, live, archived)
         return Reset(live, archived, closed)

@@ -23,9 +23,10 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from practice import paths
+from graders.engine.grammar import count, verb
+from practice import paths, upgrade
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION_ID = 0x6B617461  # "kata"
 BUSY_TIMEOUT_MS = 15000
 WAIT_STEP_MS = 100  # a wait for the write lock returns to Python this often (see Store._begin)
@@ -53,16 +54,16 @@ CREATE TABLE attempts (
     mode            TEXT NOT NULL,           -- practice | mock
     mock_id         INTEGER REFERENCES mocks(id),
     position        INTEGER NOT NULL DEFAULT 0,   -- order within a mock
-    path            TEXT NOT NULL,           -- the file the user edits
-    archive         TEXT,                    -- where its code was kept when set aside
+    path            TEXT NOT NULL,           -- the file the user edits, relative to the work folder
+    archive         TEXT,                    -- where its code was kept when set aside (relative too)
     restarted_from  INTEGER REFERENCES attempts(id),
     started_at      REAL NOT NULL,
     touched_at      REAL NOT NULL,           -- last start, resume, check or submit
-    budget          REAL NOT NULL,
+    budget          REAL NOT NULL,           -- seconds: the kata's own budget (in a mock too)
     clock           TEXT NOT NULL,           -- running | paused | solved | stopped
     run_since       REAL,
     elapsed         REAL NOT NULL DEFAULT 0,
-    solved_at       REAL,                    -- clock seconds at the first all-pass grading
+    solved_at       REAL,                    -- clock seconds when it last came to pass every check
     state           TEXT NOT NULL,           -- open | submitted | archived
     ended_at        REAL,
     end_reason      TEXT,                    -- submitted | fresh | reset | mock-ended
@@ -123,9 +124,9 @@ CREATE TABLE set_aside (                     -- records that could not be read, 
     data    TEXT NOT NULL                    -- the record as JSON; undecodable text as {"hex": ...}
 );
 """
-# From each older version to the next. Version 1 lacked `seeded` and `set_aside` (its `code`
-# column is declared TEXT and holds both kinds); version 2 called the gradings `checks` and
-# the command that graded `source`; version 3 had no strict interviews and no `ratings`.
+# From each older version to the next, SQL or a function (practice.upgrade). Version 1 lacked `seeded`
+# and `set_aside` (its `code` column is TEXT and holds both kinds); version 2 called the gradings `checks`
+# and their command `source`; version 3 had no strict interviews, no `ratings`; 4 recorded whole paths.
 MIGRATIONS = {1: ["ALTER TABLE mocks ADD COLUMN seeded INTEGER NOT NULL DEFAULT 1",
                   SCHEMA[SCHEMA.index("CREATE TABLE set_aside"):].strip()],
               2: ["ALTER TABLE checks RENAME TO gradings",
@@ -135,7 +136,8 @@ MIGRATIONS = {1: ["ALTER TABLE mocks ADD COLUMN seeded INTEGER NOT NULL DEFAULT 
                   "UPDATE set_aside SET tbl = 'gradings' WHERE tbl = 'checks'"],
               3: ["ALTER TABLE mocks ADD COLUMN strict INTEGER NOT NULL DEFAULT 0",
                   SCHEMA[SCHEMA.index("CREATE TABLE ratings"):SCHEMA.index("CREATE INDEX ratings_")].strip(),
-                  "CREATE INDEX ratings_by_kata ON ratings(kata, at)"]}
+                  "CREATE INDEX ratings_by_kata ON ratings(kata, at)"],
+              4: [upgrade.anchor_paths, upgrade.kata_budgets]}
 
 
 def _statements(script: str) -> list[str]:
@@ -273,8 +275,9 @@ class Store:
             from practice.salvage import salvage
 
             copied, lost = salvage(moved, db, SCHEMA_VERSION, APPLICATION_ID)
-            kept = (f"{copied} records that could still be read were copied into a new one"
-                    + (f" ({lost} could not be, and stay in it)" if lost else "")) if copied else "a new one started"
+            kept = (f"{count(copied, 'record')} that could still be read {verb(copied, 'was', 'were')} copied "
+                    f"into a new one{f' ({lost} could not be, and stay in it)' if lost else ''}") if copied else \
+                "a new one started"
             self.warn(f"the practice database {self.path} could not be used: {reason}. "
                       f"It was kept as {moved.name} and {kept}; your attempt files are untouched.")
         return db
@@ -308,7 +311,8 @@ class Store:
                 f"{self.path} was written by a newer version of attention-katas "
                 f"(schema {version}, this one knows {SCHEMA_VERSION}); upgrade with "
                 "`pip install -e .` in the repository")
-        if app == APPLICATION_ID and version == SCHEMA_VERSION:
+        # read-only, version 4 is read as it is: the same tables, its whole paths read as they are
+        if app == APPLICATION_ID and (version == SCHEMA_VERSION or version == 4 and not writable):
             ok = db.execute("PRAGMA quick_check").fetchone()[0]
             if ok != "ok":
                 raise _Unusable(f"it is damaged ({ok})")
@@ -361,7 +365,7 @@ class Store:
             else:
                 raise _Unusable(f"it has an unknown schema version {version}")
             for statement in statements:
-                db.execute(statement)
+                statement(db, self.home) if callable(statement) else db.execute(statement)
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.commit()

@@ -2,7 +2,9 @@
 
 - Each question may be graded three times (`kata check`, `kata watch`): a fourth grading is
   refused, a usage error. Code unchanged since the question's last grading, or still its
-  stub, is not graded again: its last grading is shown and none is used.
+  stub, is not graded again: its last grading is shown and none is used. Code is compared as
+  Python reads it, token by token (`same_code`): an edit to comments, blank lines or the
+  spaces between tokens changes nothing.
 - A grading shows only which checks fail: no message, no likely cause, no named bug, no
   observed relation, no repro, no picture. It is recorded as shown, so nothing read later
   (`kata history`, `kata export`, `--json`) says more.
@@ -14,6 +16,8 @@
 """
 from __future__ import annotations
 
+import io
+import tokenize
 from dataclasses import dataclass, replace
 
 from graders.engine.report import CheckResult, Report, Status
@@ -67,7 +71,7 @@ def before_grading(s, a: dict, origin: str, code: bytes) -> Report | None:
         return None
     last = records.last_grading(s, a["id"])
     before = catalogue.get(a["kata"]).stub.read_bytes() if last is None else last["code"]
-    again = (before if isinstance(before, bytes) else before.encode("utf-8")) == code
+    again = same_code(before if isinstance(before, bytes) else before.encode("utf-8"), code)
     allow(s, a, origin, fresh=not again)
     if not again:
         return None
@@ -75,6 +79,32 @@ def before_grading(s, a: dict, origin: str, code: bytes) -> Report | None:
         return records.stored_report(last)
     return Report(a["kata"], [CheckResult("implemented", Status.NOT_IMPLEMENTED,
                                           "not implemented yet: still the stub")])
+
+
+# Tokens that say nothing of what code does, and those whose text is only layout.
+_UNSAID = frozenset({tokenize.ENCODING, tokenize.COMMENT, tokenize.NL})
+_LAYOUT = frozenset({tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE, tokenize.ENDMARKER})
+
+
+def code_tokens(code: bytes) -> tuple[tuple[int, str], ...] | None:
+    """The code as Python reads it, token by token, without comments, blank lines and the
+    whitespace between tokens (an indent is one token, whatever its width); None when it
+    does not tokenize (then only the same bytes are the same code)."""
+    try:
+        return tuple((tok.type, "" if tok.type in _LAYOUT else tok.string)
+                     for tok in tokenize.tokenize(io.BytesIO(code).readline)
+                     if tok.type not in _UNSAID)
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+
+
+def same_code(before: bytes, after: bytes) -> bool:
+    """Whether two versions of a file are the same code: the same bytes, or the same tokens
+    (an edit to comments or whitespace alone)."""
+    if before == after:
+        return True
+    tokens = code_tokens(before)
+    return tokens is not None and tokens == code_tokens(after)
 
 
 def shown(s, a: dict, report: Report) -> Report:

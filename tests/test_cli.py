@@ -50,6 +50,35 @@ def test_help_runs_for_every_command(kenv):
         assert "Usage: kata " + name in r.stdout
 
 
+def _every_command() -> list[list[str]]:
+    ctx = click.Context(kata.cli)
+    names = [[n] for n in kata.cli.list_commands(ctx)]
+    dev = kata.cli.get_command(ctx, "dev")
+    return names + [["dev", n] for n in dev.list_commands(click.Context(dev))]
+
+
+def test_kata_help_command_is_the_commands_own_help_with_examples(kenv):
+    assert kenv.run("help").stdout == kenv.run("--help").stdout
+    for words in _every_command():
+        own = kenv.run(*words, "--help").stdout
+        assert kenv.run("help", *words).stdout == own, words
+        if words not in (["status"], ["dev"]):  # nothing to vary in `kata status`; dev lists two commands
+            assert "Example" in own, words
+    wrong = kenv.run("help", "chek")
+    assert wrong.exit_code == 2 and "Did you mean 'check'?" in wrong.stderr
+    assert kenv.run("help", "dev", "nwe").exit_code == 2
+
+
+def test_help_says_what_a_command_does_by_default_and_before_showing_a_reference(kenv):
+    def said(*words):
+        return " ".join(kenv.run(*words, "--help").stdout.split())
+
+    assert "NAME defaults to the kata in progress: the one whose clock runs" in said("pause")
+    assert "NAME defaults to the kata in progress" in said("resume") and "NAME defaults" in said("hint")
+    assert "Asks first (y/N) while it would spoil an attempt: when you have never tried NAME" in said("solution")
+    assert "else the last attempt (NAME's, or the one you worked on last)" in said("history")
+
+
 @pytest.mark.parametrize("args", [
     ["start", "causal_mah"], ["check", "sofmax"], ["hint", "causal_mah"],
     ["solution", "sofmax"], ["reset", "causal_mah"], ["history", "sofmax"],
@@ -142,7 +171,7 @@ def test_start_fresh_archives_the_old_attempt_and_records_a_restart(kenv):
     assert [p.read_text() for p in archived] == ["first try\n"]
     con = kenv.db()
     old, new = con.execute("SELECT * FROM attempts ORDER BY id").fetchall()
-    assert old["state"] == "archived" and old["time_used"] == 90 and old["archive"] == str(archived[0])
+    assert old["state"] == "archived" and old["time_used"] == 90 and old["archive"] == archived[0].relative_to(kenv.home).as_posix()
     assert new["restarted_from"] == old["id"] and new["elapsed"] == 0
     assert "a restart" in kenv.run("history", "softmax").stdout
 
@@ -414,8 +443,9 @@ def test_compare_side_by_side_plain_without_a_terminal(kenv):
     # equal lines face each other; the changed line sits beside the reference's
     same = [ln for ln in rows if ln.count('"""Shapes: (T, d) -> (T, d)."""') == 2]
     assert len(same) == 1
-    changed = [ln for ln in rows if "return x + 1  # mine" in ln]
-    assert len(changed) == 1 and "return x * 1.0  # PASS" in changed[0] and "~" in changed[0]
+    changed = [ln for ln in rows if "return x + 1" in ln]  # code only: the comments left out
+    assert len(changed) == 1 and "return x * 1.0" in changed[0] and "~" in changed[0]
+    assert "# mine" not in r.stdout and "# PASS" not in r.stdout
     con = kenv.db()
     assert con.execute("SELECT count(*) FROM events WHERE kind = 'compare'").fetchone()[0] == 1
 
@@ -496,6 +526,14 @@ def test_history_replays_an_attempt_check_by_check(kenv):
     assert full.count("|def softmax(z):") == 2
     r = kenv.run("history", "softmax", "--attempt", "2")
     assert r.exit_code == 2 and "no attempt 2" in r.stderr
+    # --full alone replays the last attempt: NAME's, or the one worked on last
+    assert kenv.run("history", "softmax", "--full").stdout == full
+    assert kenv.run("history", "--full").stdout == full
+    kenv.run("start", "softmax", "--fresh")
+    last = kenv.run("history", "softmax", "--full").stdout
+    assert "softmax attempt 2" in last and "This attempt was never graded." in last
+    none = kenv.run("history", "rope", "--full")
+    assert none.exit_code == 2 and "rope has no attempt yet" in none.stderr
 
 
 # -- the work folder --------------------------------------------------------------------------

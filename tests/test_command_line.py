@@ -38,8 +38,16 @@ def processes_started(tmp_path, env, *args) -> tuple[int, str]:
     return p.returncode, log.read_text() if log.exists() else ""
 
 
+def test_python_m_attention_katas_runs_the_kata_command(tmp_path, subprocess_env):
+    """The editable install of this environment (tests/test_install.py checks an installed copy)."""
+    env = {k: v for k, v in subprocess_env.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-m", "attention_katas", "help", "pause"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode == 0 and r.stdout.startswith("Usage: kata pause") and "NAME defaults" in r.stdout, r.stderr
+
+
 def test_help_and_usage_errors_start_no_grading_process(tmp_path, subprocess_env):
-    for args in (["check", "--help"], ["watch", "--help"], ["submit", "--help"],
+    for args in (["check", "--help"], ["watch", "--help"], ["submit", "--help"], ["help", "check"],
                  ["check", "sofmax"], ["check", "softmax", "--file", "missing.py"]):
         status, started = processes_started(tmp_path, subprocess_env, *args)
         assert status in (0, 2) and started == "", (args, started)
@@ -53,7 +61,7 @@ def test_every_kata_name_argument_is_one_parameter_type():
     named = []
     for name in kata.cli.list_commands(ctx):
         for param in kata.cli.get_command(ctx, name).params:
-            if isinstance(param, click.Argument):
+            if isinstance(param, click.Argument) and name != "help":  # `kata help` names a command
                 assert isinstance(param.type, KataName) and param._custom_shell_complete is None
                 named.append(name)
     assert len(named) == 12

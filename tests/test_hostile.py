@@ -483,7 +483,7 @@ def test_a_stopped_call_names_its_shapes_and_its_line(tmp_path, monkeypatch):
     report = grade("top_p", path)
     [message] = [c["message"] for c in report["checks"] if not c["passed"]]
     assert re.search(r"^did not finish within [\d.]+ s on top_p_probs\(.*\) \(logits \([\d, ]*4097\) float\d\d\): it "
-                     r"was running line [67] of your file", message), message
+                     r"was running line [78] of your file", message), message
 
 
 def test_a_number_whose_value_depends_on_how_it_is_read_is_not_that_number(tmp_path):

@@ -1,7 +1,8 @@
 """An installed copy: `pip install .` (not editable) into a fresh environment adds one
 package, attention_katas, and the `kata` command, which works from any folder: start, check
 and hint (the hint for the first failing check first), a work folder under the home folder
-shown from ~, and Tab completion of kata names answered without loading click."""
+shown from ~, Tab completion of kata names answered without loading click, and `python -m
+attention_katas`. The build leaves nothing in the folder it was installed from."""
 from __future__ import annotations
 
 import importlib.util
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PARTS = ("__init__.py", "kata.py", "setup.py", "pyproject.toml", "README.md", "katas", "solutions",
+PARTS = ("__init__.py", "__main__.py", "kata.py", "setup.py", "pyproject.toml", "README.md", "katas", "solutions",
          "graders", "practice")
 PROJECT = ("attention_katas", "__editable__", "kata.py", "katas", "solutions", "graders", "practice")
 
@@ -63,6 +64,8 @@ def test_an_installed_copy_is_one_package_and_the_kata_command(tmp_path):
           + (" (isolated build: this environment has no `wheel`)" if isolated else ""))
     assert set(os.listdir(purelib)) - before == {"attention_katas", "attention_katas-0.1.0.dist-info"}
     assert set(os.listdir(python.parent)) - bin_before == {"kata"}
+    left = sorted(set(os.listdir(src)) - set(PARTS))  # no build/, no egg-info beside the sources
+    assert left == [], left
 
     home = tmp_path / "home"
     elsewhere = home / "elsewhere"
@@ -88,6 +91,10 @@ def test_an_installed_copy_is_one_package_and_the_kata_command(tmp_path):
     hint = kata("hint")  # not the first hint (keepdims): the one about the shift
     assert "Hint 1 of 4 for softmax" in hint.stdout and "exp(1e4) is inf" in hint.stdout, hint.stdout
     assert "✗ stays finite and correct for huge logits" in hint.stdout
+
+    as_module = subprocess.run([str(python), "-m", "attention_katas", "help", "pause"], cwd=elsewhere, env=env,
+                               capture_output=True, text=True, timeout=60, check=False)
+    assert as_module.returncode == 0 and as_module.stdout.startswith("Usage: kata pause"), as_module.stderr
 
     dev = kata("dev", "check")  # an installed copy is not the repository the dev commands work on
     assert dev.returncode == 2 and "works in a clone of the repository" in dev.stderr, dev.stdout + dev.stderr

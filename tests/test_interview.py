@@ -73,6 +73,42 @@ def test_numbers_are_checked_and_ratings_move_the_weakest_in_real_processes(kenv
         ("cross_entropy", 5, "missed"), ("param_count", 4, "missed"), ("param_count", 3, "partly")]
 
 
+def test_a_number_with_its_unit_is_an_answer_and_input_that_ends_says_so(kenv, subprocess_env):
+    kata, _ = real(kenv, subprocess_env)
+    k = catalogue.get("param_count")
+    assert len(k.follow_ups) == 4 and k.follow_ups[1].unit.startswith("bytes per token")
+    r = kata("followups", "param_count", typed="k\n131072 bytes\n")  # ends at question 3
+    assert r.returncode == 0, r.stderr
+    assert "Right: 131,072 bytes per token." in r.stdout and "A number, please" not in r.stderr
+    said = " ".join(r.stdout.split())
+    assert "The input ended: this question and the next went unanswered, and nothing is recorded for them." in said
+    assert k.follow_ups[3].question[:40] not in said  # the questions left are not listed
+    assert "Rated 2 of 4 follow-ups of param_count" in said
+    # 131,072 B and B/token are that unit too; KiB is another, asked again, not rated
+    r = kata("followups", "param_count", typed="\n128 KiB\n131,072 B/token\n\n805,306,368 params\n")
+    assert "In bytes per token, please" in r.stderr and "Right: 131,072 bytes per token." in r.stdout
+    assert "Right: 805,306,368 parameters." in r.stdout and "The input ended" not in r.stdout
+    r = kata("followups", "causal_mha", typed="\n64 GiB\n")
+    assert "Right: 64 GiB." in r.stdout and "The input ended: this question went unanswered" in " ".join(r.stdout.split())
+    ratings = kenv.db().execute("SELECT kata, question, rating, answer FROM ratings").fetchall()
+    assert [tuple(x) for x in ratings] == [
+        ("param_count", 1, "knew", None), ("param_count", 2, "knew", "131072 bytes"),
+        ("param_count", 2, "knew", "131,072 B/token"), ("param_count", 4, "knew", "805,306,368 params"),
+        ("causal_mha", 2, "knew", "64 GiB")]
+    # no input at all asks nothing and lists every question, as without a terminal
+    r = kata("followups", "param_count", typed="")
+    assert "The input ended" not in r.stdout and k.follow_ups[3].question[:40] in " ".join(r.stdout.split())
+
+
+def test_input_that_ends_in_a_mocks_follow_ups_leaves_the_next_questions_unasked(kenv):
+    a, b = picked(kenv.run("mock", "--count", "2", "--seed", "5").stdout)
+    r = kenv.run("submit", input="k\n")
+    said = " ".join(r.stdout.split())
+    assert f"the follow-ups of {b} were not asked either." in said, said
+    assert catalogue.get(b).follow_ups[0].question[:40] not in said
+    assert [tuple(x) for x in kenv.db().execute("SELECT kata, question, rating FROM ratings")] == [(a, 1, "knew")]
+
+
 def test_a_strict_mock_in_real_processes_refuses_a_fourth_grading_and_a_hint(kenv, subprocess_env):
     kata, _ = real(kenv, subprocess_env)
     (name,) = picked(kata("mock", "--strict", "--seed", "3").stdout)
@@ -89,6 +125,26 @@ def test_a_strict_mock_in_real_processes_refuses_a_fourth_grading_and_a_hint(ken
     assert r.returncode == 2 and "used its 3 gradings" in r.stderr
     refused = kata("hint")
     assert refused.returncode == 2 and "hints are not available during a strict mock" in refused.stderr
+
+
+def test_a_strict_mock_counts_a_grading_only_when_the_code_changes_not_its_comments(kenv, subprocess_env):
+    kata, _ = real(kenv, subprocess_env)
+    (name,) = picked(kata("mock", "--strict", "--seed", "3").stdout)
+    attempt = kenv.home / "mock" / "1" / f"{name}.py"
+    attempt.write_text("def f(x):\n    return x + 1\n")
+    assert f"Gradings used: {name} 1 of 3." in kata("check", name).stdout
+    for same in ("# why: the shift\ndef f(x):  # the answer\n\n    return x + 1\n",
+                 "def f(x):\r\n        return x+1   \r\n"):  # comments, blank lines, spaces, line ends
+        attempt.write_text(same)
+        r = kata("check", name)
+        assert r.returncode == 1 and "✗ rows sum to 1" in r.stdout and f"Gradings used: {name} 1 of 3." in r.stdout
+    attempt.write_text("def f(x):\n    return x + 2  # the same comment as before\n")
+    assert f"Gradings used: {name} 2 of 3." in kata("check", name).stdout
+    attempt.write_text("def f(x):\n    return (x + 2\n")  # does not tokenize: only its bytes say it changed
+    assert f"Gradings used: {name} 3 of 3." in kata("check", name).stdout
+    attempt.write_text("def f(x):\n    return (x + 2\n")
+    assert f"Gradings used: {name} 3 of 3." in kata("check", name).stdout
+    assert [r[0] for r in kenv.db().execute("SELECT command FROM gradings")] == ["check"] * 3
 
 
 def test_a_strict_mock_shows_nothing_more_anywhere_and_takes_one_submit_a_question(kenv):

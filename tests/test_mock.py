@@ -211,7 +211,7 @@ def test_solving_one_question_does_not_say_the_interview_clock_stopped(kenv):
     r = kenv.run("check", a)
     assert "clock stopped" not in r.stdout and "Solved in" not in r.stdout
     assert "Interview clock: 5:00 used" in r.stdout
-    assert f"{a} passes every check (1 of 2 questions do)" in r.stdout
+    assert f"{a} passes every check (1 of 2 questions does)" in r.stdout
     kenv.clock.advance(60)
     assert "6:00 used" in kenv.run("status").stdout  # the interview clock did run on
     files[1].write_text("# PASS\n")

@@ -18,15 +18,16 @@ NAMES = ["softmax", "rope", "gqa"]
 
 
 def every_attempt_on_disk(home: Path) -> list[str]:
-    """Problems: attempts whose code is nowhere on disk."""
+    """Problems: attempts whose code is nowhere on disk (the store records paths relative to
+    the work folder)."""
     db = home / "kata.sqlite3"
     if not db.exists():
         return []
     con = sqlite3.connect(db)
     problems = []
     for aid, kata, path, archive in con.execute("SELECT id, kata, path, archive FROM attempts"):
-        where = archive or path
-        if not Path(where).is_file():
+        where = home / (archive or path)
+        if not where.is_file():
             problems.append(f"attempt {aid} ({kata}): {where} is missing")
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     con.close()

@@ -230,3 +230,29 @@ def test_a_read_only_work_folder_reads_and_says_it_cannot_write(tmp_path, subpro
     finally:
         for p in [home, *home.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+def test_a_read_only_work_folder_of_the_version_before_is_read_as_it_is(tmp_path, subprocess_env):
+    """A store of version 4 (whole paths) in a folder that cannot be written cannot be upgraded:
+    it is read as it is, its paths where they say."""
+    root, home = make_tree(tmp_path / "tree"), tmp_path / "home"
+    drop = _obey_file_modes if os.geteuid() == 0 else None
+    env = dict(subprocess_env, KATA_HOME=str(home))
+    try:
+        kata(root, env, "start", "softmax")
+        (home / "softmax.py").write_text("# PASS\n")
+        kata(root, env, "check")
+        con = sqlite3.connect(home / "kata.sqlite3")
+        con.execute("UPDATE attempts SET path = ? || '/' || path", (str(home),))
+        con.execute("PRAGMA user_version = 4")
+        con.commit()
+        con.close()
+        for p in [home, *home.rglob("*")]:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        for args in (["list"], ["status"], ["history", "softmax", "--attempt", "1"]):
+            r = kata(root, env, *args, preexec_fn=drop)
+            assert r.returncode == 0 and r.stderr == "", (args, r.stderr)
+        assert "File: " in r.stdout and "home/softmax.py" in r.stdout and "|# PASS" in r.stdout
+    finally:
+        for p in [home, *home.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)

@@ -7,6 +7,7 @@ solution is the third.
 """
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
                                        expect_raises, expect_shape, expect_tuple, tolerance)
 
@@ -92,7 +93,7 @@ def _expect_grads(got, want, src, dtype="float64", rtol=None, atol=None, against
     if agree == ["dv"]:
         note = "; dv agrees, so the attention weights are right and the difference lies after them"
     elif agree:
-        note = f"; {' and '.join(agree)} agree{'s' if len(agree) == 1 else ''}"
+        note = f"; {' and '.join(agree)} {grammar.verb(len(agree), 'agrees', 'agree')}"
     else:
         note = "; all three differ, dv too, and dv depends only on the attention weights and d_out"
     try:

@@ -7,6 +7,7 @@ and sequences of calls are the explorer's (graders/causal_mask/domain.py).
 """
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.vocabulary import (as_array, check, CheckFailed, expect_causal, expect_close,
                                        expect_inputs_unchanged, expect_raises, expect_rows_sum_to_one,
                                        expect_shape, weights_picture, with_dtypes)
@@ -45,7 +46,8 @@ def _expect_mask(out, t_q: int, t_k_arg, call: str | None = None) -> None:
         else:
             why = f"query {i} sits at position {pos}{_where(t_q, t_k)}, so key {j} is in its past"
         raise CheckFailed(f"{call}[{i}, {j}] is {bool(got[i, j])}, expected {bool(want[i, j])} "
-                          f"(True means blocked): {why}; {len(wrong)} of {want.size} entries are wrong",
+                          f"(True means blocked): {why}; {grammar.of(len(wrong), want.size, 'entry')} "
+                          f"{grammar.verb(len(wrong), 'is', 'are')} wrong",
                           picture=weights_picture(got.astype(bool), wrong,
                                                   f"{call}: 1 where blocked, the wrong entries marked"))
 

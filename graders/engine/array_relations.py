@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.wording import (Finding, MAX_AXIS_PERMS, R_AXES, R_CONSTANT, R_COUNT, R_FACTOR, R_INPUT,
                                     R_OFFSET, R_PATTERN, R_PERM, R_RENORM, R_SHIFT, R_SUMS, SUM_TOL, _Words,
                                     _listing, _num, _shape)
@@ -397,7 +398,8 @@ def _sums_relation(G, W, w: _Words) -> list[Finding]:
     A, B = normalised(W), normalised(G)
     if B - A and A - B:
         b, a = min(B - A), min(A - B)
-        text = f"{w.subject} {w.verb('sums', 'sum')} to 1 along {w.ax(b)} where {w.ref} sums to 1 along {w.ax(a)}"
+        text = (f"{w.subject} {w.verb('sums', 'sum')} to 1 along {w.ax(b)} where {w.ref} "
+                f"{grammar.agrees(w.ref, 'sums', 'sum')} to 1 along {w.ax(a)}")
         return [Finding(R_SUMS, "sums", text, (b, a))]
     return []
 
@@ -453,7 +455,7 @@ def _axis_pattern(k: int, n: int, m: int, A: np.ndarray, w: _Words, last: bool) 
     prefix, suffix = idx == list(range(kk)), idx == list(range(n - kk, n))
     if last and n % 2 == 0 and kk == n // 2 and (prefix or suffix):
         half, other = ("first", "second") if prefix else ("second", "first")
-        text = (f"along {ax}, only the {half} half of {subj} ({many} {idx[0]}-{idx[-1]} of {n}) agrees "
+        text = (f"along {ax}, only the {half} half of {subj} ({grammar.span(idx[0], idx[-1], n, one, many)}) agrees "
                 f"with {ref}; the {other} half differs")
         return Finding(R_PATTERN, f"{half}_half", text, (k,))
     if (prefix or suffix) and kk > 1:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from graders.engine import files
+from graders.engine import files, grammar
 from graders.engine.failures import CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.limits import load_seconds
 from graders.engine.protocol import Loaded
@@ -91,7 +91,7 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float, p
         if blocked:
             names = " and ".join(f"'{r.name}'" for r in blocked)
             done(test.__name__, CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
-                f"it runs once {names} passes")))
+                f"it runs once {names} {grammar.verb(len(blocked), 'passes', 'pass')}")))
             continue
         limit = test.timeout or check_seconds
         if box.gone is not None or box.chan is None:

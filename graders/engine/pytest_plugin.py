@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from graders.engine import files, judge, sandbox
+from graders.engine import files, grammar, judge, sandbox
 from graders.engine.failures import CheckFailed, NotApplicable
 from graders.engine.harness import static_checks
 from graders.engine.limits import check_seconds, load_seconds
@@ -79,7 +79,7 @@ class CheckItem(pytest.Item):
             pytest.skip(f"not run: it runs once every other check passes ({self.check.slow})")
         blocked = [a for a in self.check.after if a in parent.failed_ids]
         if blocked:
-            pytest.skip(f"not run: it runs once {' and '.join(blocked)} passes")
+            pytest.skip(f"not run: it runs once {' and '.join(blocked)} {grammar.verb(len(blocked), 'passes', 'pass')}")
         if box.gone is not None or box.chan is None:
             box.start()
             try:

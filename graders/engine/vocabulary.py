@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet  # noqa: F401
 from graders.engine.inputs import LAYOUT_CHECK, LAYOUTS, Inputs, layout_cases, with_dtypes  # noqa: F401
 from graders.engine.recorder import Candidate, Opaque, Recorded, _differs
@@ -52,7 +53,7 @@ def as_array(value: Any, what: str) -> np.ndarray:
 def expect_tuple(value: Any, n: int, what: str) -> tuple:
     if not isinstance(value, (tuple, list)) or len(value) != n:
         got = kind_of(value) + (f" of length {len(value)}" if isinstance(value, (tuple, list)) else "")
-        raise CheckFailed(f"{what} returned {got}, expected a tuple of {n} arrays", kind="type")
+        raise CheckFailed(f"{what} returned {got}, expected a tuple of {grammar.count(n, 'array')}", kind="type")
     return tuple(value)
 
 
@@ -98,12 +99,14 @@ def expect_close(value: Any, expected: np.ndarray, what: str, dtype: Any = np.fl
                 diff = (~ok).astype(np.float64)
         idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape)) if diff.ndim else ()
         n_bad = int((~ok).sum())
-        gap = "NaN" if np.isnan(got[idx]) or np.isnan(want[idx]) else _fmt(float(np.abs(got[idx] - want[idx])))
+        nan = np.isnan(got[idx]) or np.isnan(want[idx])  # no "by up to NaN": the values say it
+        gap = "" if nan else f", by up to {_fmt(float(np.abs(got[idx] - want[idx])))}"
         shown_got, shown_want = _apart(got[idx], want[idx])
         kind = f" ({a(str(arr.dtype))} array, expected {expected.dtype})" if (arr.dtype == np.bool_) != (
             expected.dtype == np.bool_) else ""
         raise CheckFailed(
-            f"{what}{kind} differs from {against} in {n_bad} of {ok.size} entries, by up to {gap}: "
+            f"{what}{kind} {grammar.agrees(what, 'differs', 'differ')} from {against} in "
+            f"{grammar.of(n_bad, ok.size, 'entry', 'its')}{gap}: "
             f"at index {list(idx)} it is {shown_got}, expected {shown_want}"
             + (f" ({hint})" if hint else ""),
             kind="close",
@@ -174,11 +177,11 @@ def expect_causal(weights: Any, t_k: int | None = None, what: str = "the weights
 
 
 def _not_zero(n: int) -> str:
-    return "1 entry is not 0" if n == 1 else f"{n} entries are not 0"
+    return f"{grammar.count(n, 'entry')} {grammar.verb(n, 'is', 'are')} not 0"
 
 
 def _entries(n: int) -> str:
-    return f"{n} entr{'y' if n == 1 else 'ies'}"
+    return grammar.count(n, "entry")
 
 
 def expect_prefix_invariant(pairs: list[tuple[str, Any, Any]], t: int, total: int, dtype: Any = np.float64) -> None:

@@ -10,6 +10,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from graders.engine import grammar
+
 MAX_SENTENCES = 4
 NAME_RTOL = 1e-6      # a fitted factor is named after a constant within this (or rtol, if larger)
 SUM_TOL = 1e-6        # "sums to 1" within this (or rtol, if larger)
@@ -35,8 +37,7 @@ class Finding:
 # ----------------------------------------------------------------------------- words
 
 def _is_plural(subject: str) -> bool:
-    last = subject.split()[-1] if subject.split() else subject
-    return last.endswith("s") and not last.endswith("ss")
+    return grammar.is_plural(subject)  # its head noun: "the weights (scores ...)" is plural
 
 
 def _verb(subject: str, singular: str, plural: str) -> str:

@@ -7,6 +7,7 @@ the agreement check also gives random ones, since the function must take any cac
 """
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.vocabulary import (check, CheckFailed, expect_close, expect_inputs_unchanged,
                                        expect_raises, expect_repeatable, expect_shape, expect_tuple,
                                        mismatch, tolerance)
@@ -146,8 +147,9 @@ def _expect_whole(got, want, what, start, rtol, atol):
         if found:
             n, idx, a, b = found
             pos = idx[axis] + (start if axis == 1 else 0)
+            gap = "" if np.isnan(a) or np.isnan(b) else f", by up to {_g(abs(a - b))}"
             raise CheckFailed(f"{what} gives {name} that differs from causal attention on the whole sequence "
-                              f"in {n} of {np.size(g)} entries, by up to {_g(abs(a - b))}: at position {pos} "
+                              f"in {grammar.of(n, np.size(g), 'entry', 'its')}{gap}: at position {pos} "
                               f"(index {list(idx)}) it is {_g(a)}, expected {_g(b)}", kind="close")
 
 
@@ -218,14 +220,16 @@ def cache_contents(impl, new, B, t_past, t_new, n_heads, d_head, dtype="float64"
         if found:
             n, idx, a, b = found
             raise CheckFailed(f"positions 0..{past - 1} of the returned {name} are not the given cache's {name} "
-                              f"({n} entries differ): at index {list(idx)} it is {_g(a)}, the cache held {_g(b)}")
+                              f"({grammar.count(n, 'entry')} {grammar.verb(n, 'differs', 'differ')}): at index "
+                              f"{list(idx)} it is {_g(a)}, the cache held {_g(b)}")
         want = _heads(x.astype(np.float64) @ W.astype(np.float64), n_heads)
         found = mismatch(got[:, :, past:], want, rtol, atol)
         if found:
             n, (b, h, i, j), a, e = found
             extra = _cache_findings(got[:, :, past:], x, Ws[1], Ws[2], n_heads, rtol, atol) if name == "k" else ""
             raise CheckFailed(f"positions {past}.. of the returned {name} are not x @ W_{name} split into heads "
-                              f"({n} entries differ): at batch {b}, head {h}, position {past + i}, feature {j} it "
+                              f"({grammar.count(n, 'entry')} {grammar.verb(n, 'differs', 'differ')}): at batch {b}, "
+                              f"head {h}, position {past + i}, feature {j} it "
                               f"is {_g(a)}, expected {_g(e)}{extra}")
 
 
@@ -436,8 +440,9 @@ def tiny_weights(impl, new, ref, t_past, n_far):
     found = mismatch(got[0], want[0], *tolerance(np.float64))
     if found:
         n, (b, i, f), a, e = found
-        raise CheckFailed(f"y at new position {i} (feature {f}) is {_g(a)}, expected {_g(e)}; {n} entries of y "
-                          f"differ. In this input a row's scores lie up to 30 below its largest, so weights as "
+        raise CheckFailed(f"y at new position {i} (feature {f}) is {_g(a)}, expected {_g(e)}; "
+                          f"{grammar.count(n, 'entry')} of y {grammar.verb(n, 'differs', 'differ')}. In this input a "
+                          f"row's scores lie up to 30 below its largest, so weights as "
                           f"small as exp(-30) = 9.4e-14 count, and later keys must get weight exactly 0")
     _expect_all(got, want, "the call", np.float64)
 

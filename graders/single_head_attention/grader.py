@@ -6,6 +6,7 @@ it on later calls of other sizes instead of looking like one that never masks.
 """
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.vocabulary import (CheckFailed, check, expect_causal, expect_close, expect_finite,
                                        expect_inputs_unchanged, expect_prefix_invariant, expect_repeatable,
                                        expect_rows_sum_to_one, expect_shape, expect_tuple)
@@ -218,7 +219,8 @@ def not_causal(impl, new, T, d_model, d_k, dtype="float64"):
     if len(blocked):
         i, j = (int(v) for v in blocked[0])
         raise CheckFailed(f"{source}: position {i} gives weight {_fmt(weights[i, j])} to position {j}; "
-                          f"with causal=False nothing is blocked ({len(blocked)} weights of {T * T} are 0)")
+                          f"with causal=False nothing is blocked ({grammar.count(len(blocked), 'weight')} of {T * T} "
+                          f"{grammar.verb(len(blocked), 'is', 'are')} 0)")
 
 
 @check(PREFIX, [

@@ -1,6 +1,7 @@
 """Grader for sliding_window_attention(q, k, v, window): causal attention over the last `window` positions."""
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.vocabulary import (check, CheckFailed, expect_close, expect_inputs_unchanged,
                                        expect_memory_below, expect_raises, expect_repeatable,
                                        expect_shape, mismatch, NotImplementedYet, tolerance)
@@ -135,8 +136,9 @@ def locality(impl, new, lead, T, d, window, cut, dtype="float64"):
             i = idx[-2] + keep.start
             where = f"positions 0..{cut - 1}" if part == "past" else f"positions {cut}..{T - 1}"
             raise CheckFailed(f"changing q, k and v at {where} changed the output at position {i} (index "
-                              f"{list(idx[:-2]) + [i, idx[-1]]}: {_g(b)} before, {_g(a)} after; {n} entries "
-                              f"differ); with window = {window}, position {i} sees only positions "
+                              f"{list(idx[:-2]) + [i, idx[-1]]}: {_g(b)} before, {_g(a)} after; "
+                              f"{grammar.count(n, 'entry')} {grammar.verb(n, 'differs', 'differ')}); with window = "
+                              f"{window}, position {i} sees only positions "
                               f"{max(0, i - window + 1)}..{i}")
 
 
@@ -223,7 +225,8 @@ def tiny_weights(impl, new, T, window):
     found = mismatch(_call(impl, q, k, v, window), want, *tolerance(np.float64))
     if found:
         n, (i, _), a, e = found
-        raise CheckFailed(f"the output at position {i} is {_g(a)}, expected {_g(e)} ({n} of {T} differ): in this "
+        raise CheckFailed(f"the output at position {i} is {_g(a)}, expected {_g(e)} "
+                          f"({n} of {T} {grammar.verb(n, 'differs', 'differ')}): in this "
                           f"input each row's scores lie 0 or 30 below its largest, so weights of exp(-30) = 9.4e-14 "
                           f"count, and keys outside the window must get weight exactly 0")
 
@@ -248,8 +251,9 @@ def _judge_call(n, q, k, v, window, dtype):
             earlier = [w for t, w in CALLS[:n] if t == T and w != window]
             stale = [w for w in earlier if mismatch(got, band_attention(q, k, v, w), rtol, atol) is None]
             note = f"; it is what window {stale[0]}, used by an earlier call of the same length, gives" if stale else ""
-            raise CheckFailed(f"{what} differs from sliding-window attention with window {window} in {count} "
-                              f"entries: at index {list(idx)} it is {_g(a)}, expected {_g(b)}{note}", kind="close")
+            raise CheckFailed(f"{what} {grammar.agrees(what, 'differs', 'differ')} from sliding-window attention "
+                              f"with window {window} in {grammar.count(count, 'entry')}: at index {list(idx)} it "
+                              f"is {_g(a)}, expected {_g(b)}{note}", kind="close")
     return judge
 
 

@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_finite,
                                        expect_inputs_unchanged, expect_raises, 
                                        expect_rows_sum_to_one, expect_shape, tolerance,
@@ -528,7 +529,7 @@ def sample_uses_generator(impl, new, ref, n):
     if np.array_equal(a, b):
         drawn = np.unique(a).tolist()
         raise CheckFailed(f"sample_top_p(logits, temperature=1.5, top_p=0.9, rng=...) drew the same {n} tokens "
-                          f"(token{'s' if len(drawn) > 1 else ''} {', '.join(map(str, drawn))}) with "
+                          f"({grammar.noun(len(drawn), 'token')} {', '.join(map(str, drawn))}) with "
                           f"np.random.default_rng(1) and np.random.default_rng(2), where each row's nucleus is "
                           f"{nucleus} (two independent sets of {n} draws agree with probability below 1e-100)")
     with impl.options(global_seed=0):
@@ -641,8 +642,8 @@ def sample_frequencies(impl, new, ref, example, temperature, top_p, n):
     outside = np.flatnonzero((counts > 0) & (q == 0))
     if outside.size:
         tok = int(outside[0])
-        raise CheckFailed(f"over {n} draws, {what} drew token {tok} {int(counts[tok])} times, but top_p_probs gives "
-                          f"it probability 0")
+        raise CheckFailed(f"over {n} draws, {what} drew token {tok} {grammar.times(int(counts[tok]))}, but "
+                          f"top_p_probs gives it probability 0")
     cells = np.flatnonzero(q > 0)
     expected = n * q[cells]
     terms = (counts[cells] - expected) ** 2 / expected
@@ -651,9 +652,9 @@ def sample_frequencies(impl, new, ref, example, temperature, top_p, n):
     if chi2 > limit:
         worst = int(np.argmax(terms))
         tok = int(cells[worst])
-        raise CheckFailed(f"over {n} draws, {what} drew token {tok} {int(counts[tok])} times where top_p_probs "
-                          f"expects {expected[worst]:.0f} (p = {q[tok]:.4f}); chi-square {chi2:.0f} is above "
-                          f"{limit:.0f}, which a correct sampler exceeds with probability below {ALPHA:g}")
+        raise CheckFailed(f"over {n} draws, {what} drew token {tok} {grammar.times(int(counts[tok]))} where "
+                          f"top_p_probs expects {expected[worst]:.0f} (p = {q[tok]:.4f}); chi-square {chi2:.0f} is "
+                          f"above {limit:.0f}, which a correct sampler exceeds with probability below {ALPHA:g}")
 
 
 def expect_in_nucleus(out, q, what):
