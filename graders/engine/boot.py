@@ -7,11 +7,12 @@ Two processes fork attempts:
   imported NumPy and before it imports any grader (graders.engine.service), so that a
   `kata check` runs the command, the judge and the attempt, and nothing else;
 - a zygote, a Python started from a whitelisted environment that imports NumPy and waits,
-  forks every other (`python -S -s -c BOOT ...`, graders.engine.sandbox.Zygote): asked to
-  "fork", it makes a new attempt's process and stays; asked to "become", it turns into that
-  process itself (one process fewer where only one is needed). A zygote adopts and kills
-  what an attempt that died left behind, and removes the folders of its attempts when the
-  judge lets go of it or dies.
+  forks every other (`python -S -s -c BOOT ...`, graders.engine.sandbox.Zygote). It adopts
+  and kills what an attempt that died left behind, and removes the folders of its attempts
+  when the judge lets go of it or dies.
+
+An attempt's process may also fork a twin of itself on request (graders.engine.worker):
+asked right after loading, that twin is a copy in which the attempt has not been called.
 
 Each attempt gets an empty folder of its own (`kata-attempt-*` in the temporary folder,
 with `work` in it), three channels to the judge (requests and replies, what it prints, and
@@ -98,10 +99,7 @@ def attempt(ends: Ends, megabytes: int) -> None:
     """Become the attempt's process: its own process group, output to the judge, confined,
     then serving the judge's requests. Never returns."""
     try:
-        try:
-            os.setsid()
-        except OSError:  # a zygote that becomes the attempt leads its session already
-            pass
+        os.setsid()
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.dup2(ends.out, 1)
@@ -185,10 +183,10 @@ def warm() -> None:
 # ----------------------------------------------------------------------------- the zygote
 
 def zygote(fd: int, settings: str) -> None:
-    """Wait for requests on the socket `fd`: b"F" forks an attempt's process, b"B" becomes
-    one; each gets back the pid, the folder and the judge's three ends. b"S" reaps the
-    attempts that ended and kills what they left behind (then answers b"K"). Ends, killing
-    what is left of its attempts and removing their folders, when the judge lets go or dies."""
+    """Wait for requests on the socket `fd`: b"F" forks an attempt's process, and gets back its
+    pid, its folder and the judge's three ends; b"S" reaps the attempts that ended and kills
+    what they left behind (then answers b"K"). Ends, killing what is left of its attempts and
+    removing their folders, when the judge lets go or dies."""
     import json
 
     sock = socket.socket(fileno=fd)
@@ -222,15 +220,14 @@ def zygote(fd: int, settings: str) -> None:
         if request == b"S":
             sock.sendall(b"K")
             continue
-        if request not in (b"F", b"B"):
+        if request != b"F":
             for pid, folder in attempts.items():
                 tree.end_tree(pid)
                 tree.wait_gone(pid)
                 tree.remove_folder(folder)
             os._exit(0)
         opened, ends = new_ends()
-        become = request == b"B"
-        pid = os.getpid() if become else os.fork()
+        pid = os.fork()
         if pid == 0:
             sock.close()
             close_ends(opened)
@@ -238,9 +235,6 @@ def zygote(fd: int, settings: str) -> None:
         message = b"P" + struct.pack(">i", pid) + os.fsencode(opened.folder or "")
         socket.send_fds(sock, [message], [opened.chan.fileno(), opened.out, opened.stack])
         close_ends(opened)
-        if become:
-            sock.close()
-            attempt(ends, megabytes)
         close_ends(ends)
         attempts[pid] = opened.folder
 

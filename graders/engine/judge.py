@@ -100,7 +100,9 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float, p
                 done(test.__name__, CheckResult(test.check_name, Status.FAILED, problem, id=test.__name__))
                 continue
         candidate.grading.deadline = time.monotonic() + limit
-        done(test.__name__, _one(test, candidate, ref, limit, judged))
+        result = _one(test, candidate, ref, limit, judged)
+        candidate.grading.failed = candidate.grading.failed or result.status is Status.FAILED
+        done(test.__name__, result)
         if isinstance(box.gone, CallTimedOut):
             hung = test.check_name
     candidate.grading.deadline = float("inf")

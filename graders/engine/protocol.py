@@ -134,7 +134,7 @@ def request_bytes(message, arena=None, placed: dict | None = None) -> bytes:
 
 
 def _call_dict(c: CallRequest) -> dict:
-    opts = {k: v for k, v in asdict(c.opts).items() if v not in (None, False)}
+    opts = {k: v for k, v in vars(c.opts).items() if v is not None and v is not False}
     out = {"id": c.id, "fn": c.fn, "args": list(c.args), "kwargs": dict(c.kwargs), "opts": opts}
     if c.args_from is not None:
         out["args_from"] = c.args_from

@@ -132,6 +132,7 @@ class Grading:
         self.history: list[Call] = []       # every recorded call, passing or failing
         self.mutations: list[Call] = []     # every call that wrote into its arguments, whatever its size
         self.shared: list[Call] = []        # every call whose result shares memory with an input or a kept result
+        self.failed = False                 # a check of this grading has failed
         self._ids = itertools.count(1)
 
     def next_id(self) -> int:
@@ -460,18 +461,29 @@ class Candidate:
 
     def fresh(self) -> "Candidate":
         """The same attempt in a new process of its own, with nothing of earlier calls: its calls
-        join this grading's record. The caller closes it (`.box.close()`)."""
+        join this grading's record. A copy of the twin (forked by it, while it has not been
+        called: graders.engine.sandbox.Sandbox.twin), else a new process. The caller closes it
+        (`.box.close()`)."""
+        twin = self.twin
+        if twin is not None and twin.box.chan is not None and twin.pristine():
+            box = twin.box.twin(min(self.grading.deadline, time.monotonic() + 10.0))
+            if box is not None:
+                return Candidate(box, box.functions, self._path, self.grading)
         box = self.box.copy()
         box.start()
         box.wait_loaded(min(self.grading.deadline, time.monotonic() + 10.0))
         return Candidate(box, box.functions, self._path, self.grading)
 
+    def pristine(self) -> bool:
+        """No call was made in this candidate's process."""
+        return not any(c.process == self.box.process for c in (*self.grading.history, *self.grading.calls))
+
     def untouched(self, function: str) -> "Candidate":
-        """A candidate whose process has not called `function` yet: the twin of this one's
-        process (forked before its first call, graders.engine.sandbox.Sandbox.twin), while it
-        has not called it either, else a new process (which the caller closes, `.box.close()`)."""
+        """A candidate whose process has not called `function` yet: the twin itself, while the
+        grading has failed nothing (a copy of it would be a process more), else a copy of it
+        or a new process (the caller closes one that is not `self.twin`)."""
         twin = self.twin
-        if twin is not None and twin.box.chan is not None and not any(
+        if twin is not None and twin.box.chan is not None and not self.grading.failed and not any(
                 c.function == function and c.process == twin.box.process for c in self.grading.history):
             return twin
         return self.fresh()

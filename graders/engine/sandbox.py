@@ -17,10 +17,8 @@ one pipe) is read while waiting; only the last few kilobytes are kept.
 
 Where the attempts' processes come from (graders.engine.boot): the grading service hands
 over the one it forked before loading any grader (`first`); after that, a zygote, started
-when first needed, forks one for each (`long_lived`: the service of `kata watch`, a test
-run), or becomes the one needed and ends with it (a `kata check` whose attempt had to be
-started again), so that a `kata check` never runs more than the command, the judge, the
-attempt and a measured call's child.
+when first needed, forks one for each. A process in which the attempt has not been called
+yet is a twin (`Sandbox.twin`), forked by the attempt's own process before its first call.
 """
 from __future__ import annotations
 
@@ -145,9 +143,9 @@ class Zygote:
         theirs.close()
         self.sock = mine
 
-    def take(self, become: bool) -> Process:
+    def take(self) -> Process:
         try:
-            self.sock.sendall(b"B" if become else b"F")
+            self.sock.sendall(b"F")
             msg, fds, _, _ = socket.recv_fds(self.sock, 8192, 3)
         except OSError as exc:
             raise GradingUnavailable(self._failure(f"{exc}")) from None
@@ -162,7 +160,7 @@ class Zygote:
         os.set_blocking(fds[1], False)
         os.set_blocking(fds[2], False)
         return Process(pid, Channel(socket.socket(fileno=fds[0])), fds[1], fds[2], os.fsdecode(msg[5:]) or None,
-                       ours=become)
+                       ours=False)
 
     def sweep(self) -> None:
         """The zygote reaps the attempts that ended and kills what they left behind."""
@@ -206,7 +204,6 @@ class Spawner:
     def __init__(self):
         self.first: Process | None = None   # forked by the grading service before it loaded any grader
         self.zygote: Zygote | None = None
-        self.long_lived = True              # fork from a zygote that stays (False: each becomes one)
         self.lock = threading.Lock()
         self.settings = Settings.from_environment()
 
@@ -217,12 +214,7 @@ class Spawner:
                 return first
             if self.zygote is None or not self.zygote.alive():
                 self.zygote = Zygote(self.settings)
-            if self.long_lived:
-                return self.zygote.take(become=False)
-            zygote, self.zygote = self.zygote, None
-            proc = zygote.take(become=True)
-            zygote.sock.close()
-            return proc
+            return self.zygote.take()
 
     def sweep(self) -> None:
         """After an attempt of the zygote's ended: what it left behind is killed."""

@@ -14,7 +14,7 @@ The processes of a `kata check` (at most four, the fourth only while a memory ru
 `kata` itself never imports NumPy or a grader: the judge does, in parallel with `kata`'s
 own start-up. It forks the attempt's process from itself before it loads any grader, so
 that process holds nothing of the judge; an attempt that has to be started again (after a
-hang), and every attempt of a service that grades more than one file (`kata watch`),
+crash), and every attempt of a service that grades more than one file (`kata watch`),
 comes from a zygote (graders.engine.sandbox). The judge is a child subreaper: what an
 attempt's process left behind when it died comes to it, and is killed after each grading.
 When `kata` ends it closes the judge's input; the judge then ends everything it started
@@ -227,7 +227,6 @@ def serve() -> None:
             os.set_blocking(fd, False)
     except OSError:
         pass  # the spawner starts one when it is needed, and says why if it cannot
-    sandbox.SPAWNER.long_lived = False  # a second job makes it so (kata watch)
     # loaded while kata parses its command line; the diagnosis only when an attempt fails
     from graders.engine import harness  # noqa: F401
 
@@ -246,13 +245,8 @@ def serve() -> None:
             jobs.put(job)
 
     threading.Thread(target=read_jobs, daemon=True).start()
-    graded = 0
     while True:
-        job = jobs.get()
-        if graded:
-            sandbox.SPAWNER.long_lived = True
-        _write(stdout, _grade(job))
-        graded += 1
+        _write(stdout, _grade(jobs.get()))
         _sweep(sandbox)
 
 

@@ -111,9 +111,10 @@ def descendants(root: int) -> list[int]:
 
 
 def threads(pid: int) -> int:
-    """How many threads `pid` runs now (0 when it is gone)."""
+    """How many threads `pid` runs now (0 when it is gone): /proc/PID/task has a link for each,
+    and two more (a stat, cheaper than listing them)."""
     try:
-        return len(os.listdir(f"/proc/{pid}/task"))
+        return max(0, os.stat(f"/proc/{pid}/task").st_nlink - 2)
     except OSError:
         return 0
 
