@@ -23,6 +23,7 @@ from graders.engine.wire import WireError, dtype_of, numpy_names, span
 
 CHUNK = 256 << 20        # bytes of address space an arena takes (memory only as it is written)
 ALIGN = 64
+_DTYPE_TEXT: dict = {}   # dtype -> its text in a header (dtype.str is slow to build)
 
 
 def _shared_fd(size: int) -> int:
@@ -60,25 +61,28 @@ class Arena:
         fds, self.unsent = self.unsent, []
         return fds
 
-    def place(self, a) -> dict:
-        """Copy `a` into the arena, laid out as it is (strides, read-only), and describe where."""
+    def place(self, a) -> tuple[dict, object]:
+        """Copy `a` into the arena, laid out as it is (strides, read-only): where it lies, and the
+        judge's own view of it there."""
         np = numpy_names()
-        if a.size <= 1 or a.flags.c_contiguous:
-            strides = tuple(np.empty(a.shape, dtype=a.dtype).strides) if a.size > 1 else a.strides
+        if a.flags.c_contiguous or a.size <= 1:
             below, size = 0, max(a.nbytes, a.itemsize)
-            if a.size <= 1:
-                strides = tuple(0 for _ in a.shape)
         else:
-            strides, (below, size) = a.strides, span(a)
+            below, size = span(a)
         if not self.maps or self.top + size + ALIGN > len(self.maps[-1]):
             self._grow(size)
         start = (self.top + ALIGN - 1) // ALIGN * ALIGN
         self.top = start + size
-        ref = {"$": "shm", "a": len(self.maps) - 1, "off": start + below, "dtype": a.dtype.str,
-               "shape": list(a.shape), "strides": list(strides), "ro": not a.flags.writeable}
-        target = self.view(ref)
-        np.copyto(target, a, casting="no") if target.size else None
-        return ref
+        dtype = a.dtype
+        target = np.ndarray(a.shape, dtype=dtype, buffer=self.maps[-1], offset=start + below, strides=a.strides)
+        if a.size:
+            np.copyto(target, a, casting="no")
+        text = _DTYPE_TEXT.get(dtype)
+        if text is None:
+            text = _DTYPE_TEXT[dtype] = dtype.str
+        ref = {"$": "shm", "a": len(self.maps) - 1, "off": start + below, "dtype": text,
+               "shape": list(a.shape), "strides": list(a.strides), "ro": not a.flags.writeable}
+        return ref, target
 
     def view(self, ref: dict):
         """The judge's own view of an array it placed: what the attempt's process sees now."""

@@ -213,7 +213,8 @@ def timed_out(g, limit: float, exc: CallTimedOut) -> str:
     on = ""
     if g.calls:
         call = g.calls[-1]
-        on = f" on {call.source}" + (f" ({call.shapes})" if call.shapes else "")
+        shapes = call.shapes() if callable(call.shapes) else call.shapes
+        on = f" on {call.source}" + (f" ({shapes})" if shapes else "")
     return f"did not finish within {limit:g} s{on}: {stopped_at(exc)}"
 
 

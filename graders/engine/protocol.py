@@ -253,13 +253,17 @@ class Channel:
         (n,) = struct.unpack(">Q", self.buffer[:8])
         return len(self.buffer) >= 8 + n
 
-    def fill(self) -> bool:
-        """Read what is there (at least one byte, waiting for it); False at the end of the stream."""
+    def fill(self, fds: bool = True) -> bool:
+        """Read what is there (at least one byte, waiting for it); False at the end of the stream.
+        `fds`: descriptors may come with it (else a plain read, which is cheaper)."""
         try:
-            data, fds, _, _ = socket.recv_fds(self.sock, 1 << 20, 8)
+            if fds:
+                data, got, _, _ = socket.recv_fds(self.sock, 1 << 20, 8)
+                self.fds += got
+            else:
+                data = self.sock.recv(1 << 20)
         except InterruptedError:
             return True
-        self.fds += fds
         if not data:
             return False
         self.buffer += data

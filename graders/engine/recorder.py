@@ -100,7 +100,7 @@ class Call:
     poked: tuple | None = None  # (value, id of the last call before): the caller wrote value into the result
     process: int = 0            # the attempt's process it was made in (graders.engine.sandbox.Sandbox.process)
     views: tuple = ((), {})     # its arguments as the attempt's process saw them: views of the shared memory
-    shapes: str = ""            # its arrays, by name, shape and dtype (kept whatever their size)
+    shapes: Any = ""            # its arrays, by name, shape and dtype (or what writes that, for a small call)
 
     @property
     def source(self) -> str:
@@ -293,7 +293,8 @@ class Recorded:
                     recorded=small, id=ahead.id if ahead else g.next_id(), check=g.check, digests=digests,
                     repro=(inputs.lines, len(inputs.lines)) if inputs is not None else ([], 0))
         call.process = cand.box.process
-        call.shapes = call_text.shapes((args, kwargs), inputs.names if inputs is not None else {})
+        call.shapes = functools.partial(call_text.shapes, (args, kwargs), dict(inputs.names) if inputs else {}) \
+            if small else call_text.shapes((args, kwargs), inputs.names if inputs is not None else {})
         g.calls.append(call)
         if ahead is not None:  # sent with arrays of the same values: the views are of those
             sent, placed = (ahead.args, ahead.kwargs), ahead.placed
@@ -302,7 +303,7 @@ class Recorded:
             placed = cand.box.send([CallRequest(call.id, self.name, [] if args_from else list(args),
                                                 {} if args_from else dict(kwargs), Options(**g.opts), args_from)],
                                    g.deadline)
-        call.views = cand.earlier_views(args_from) if args_from else _views(sent, placed, cand.box)
+        call.views = cand.earlier_views(args_from) if args_from else _views(sent, placed)
         done = cand.box.next_done(g.deadline)
         if done.missing:
             raise CheckFailed(f"your file defines no function `{self.name}`", kind="missing")
@@ -333,7 +334,8 @@ class Recorded:
         changed = {}
         for key, now in [*enumerate(seen_args), *seen_kwargs.items()]:
             now = done.changed.get(key, now)  # replaced entries, reshaped arrays: as the attempt's process sent them
-            if key in call.digests and digest(now) != call.digests[key]:
+            sent = args[key] if isinstance(key, int) else kwargs[key]
+            if key in call.digests and _written(sent, now):
                 changed[key] = clone(now)
         for key, now in changed.items():
             sent = args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key)
@@ -355,20 +357,35 @@ class Recorded:
                               {k: changed.get(k, v) for k, v in call.kwargs.items()})
 
 
-def _views(value, placed: dict, box):
+def _views(value, placed: dict):
     """`value` (a call's (args, kwargs)) with each array the request placed in shared memory
     replaced by the judge's view of it: what the attempt's process sees there."""
     kind = type(value)
     if kind is np.ndarray:
-        ref = placed.get(id(value))
-        return box.view(ref) if ref is not None else value
+        where = placed.get(id(value))
+        return where[1] if where is not None else value
     if kind is tuple:
-        return tuple([_views(v, placed, box) for v in value])
+        return tuple([_views(v, placed) for v in value])
     if kind is list:
-        return [_views(v, placed, box) for v in value]
+        return [_views(v, placed) for v in value]
     if kind is dict:
-        return {k: _views(v, placed, box) for k, v in value.items()}
+        return {k: _views(v, placed) for k, v in value.items()}
     return value
+
+
+def _written(sent: Any, now: Any) -> bool:
+    """`now` (an argument as the call left it) is not what was sent: arrays by shape, dtype and
+    bytes (bit for bit, NaN included), containers part by part."""
+    if type(sent) is np.ndarray:
+        return type(now) is not np.ndarray or now.shape != sent.shape or now.dtype != sent.dtype or \
+            now.tobytes() != sent.tobytes()
+    if isinstance(sent, (list, tuple)):
+        return type(now) is not type(sent) or len(now) != len(sent) or any(map(_written, sent, now))
+    if isinstance(sent, dict):
+        return not isinstance(now, dict) or list(now) != list(sent) or any(_written(sent[k], now[k]) for k in sent)
+    if isinstance(sent, np.random.Generator):
+        return False  # its state is meant to move
+    return sent is not now and digest(sent) != digest(now)
 
 
 def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:

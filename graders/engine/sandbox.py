@@ -317,7 +317,7 @@ class Sandbox:
         process in which the attempt has not been called yet), with a sandbox of its own; None
         when the process cannot make one. Its output goes where this process's goes."""
         self._send(Twin(), deadline, 1)
-        reply = self._reply(deadline)
+        reply = self._reply(deadline, fds=True)
         self.pending -= 1
         fds, self.proc.chan.fds = self.proc.chan.fds, []
         pid = reply.get("twin")
@@ -431,7 +431,8 @@ class Sandbox:
             self._lost()
         self.pending += replies
 
-    def _reply(self, deadline: float) -> dict:
+    def _reply(self, deadline: float, fds: bool = False) -> dict:
+        """The next message of the attempt's process (`fds`: descriptors may come with it)."""
         if self.gone is not None:
             raise self.gone
         chan = self.proc.chan
@@ -444,7 +445,7 @@ class Sandbox:
                 self._drain_output(self.proc)
             if chan in readable:
                 try:
-                    more = chan.fill()
+                    more = chan.fill(fds)
                 except OSError:
                     more = False
                 if not more:

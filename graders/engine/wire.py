@@ -173,7 +173,7 @@ def copy_with_layout(a):
 
 def encode(value, arena=None, placed: dict | None = None) -> bytes:
     """One message. `arena` (the judge's, for a request): where its arrays are placed;
-    `placed`, when given, gets where each (by id) went."""
+    `placed`, when given, gets where each (by id) went, and the judge's view of it there."""
     blobs: list[bytes] = []
     header = _json_text(_Encoder(blobs, arena, placed).enc(value, 0)).encode()
     body = b"".join(blobs)
@@ -262,10 +262,10 @@ class _Encoder:
         if a.dtype.kind not in ARRAY_KINDS or a.dtype.fields:
             return {"$": "opaque", "type": f"array of dtype {a.dtype}", "repr": safe_repr(a)}
         if self.arena is not None:
-            ref = self.placed.get(id(a))
-            if ref is None:
-                ref = self.placed[id(a)] = self.arena.place(a)
-            return ref
+            placed = self.placed.get(id(a))
+            if placed is None:
+                placed = self.placed[id(a)] = self.arena.place(a)
+            return placed[0]
         out = {"$": "array", "dtype": a.dtype.str, "shape": list(a.shape)}
         if name:
             out["type"] = name
