@@ -482,14 +482,16 @@ class Candidate:
         called: graders.engine.sandbox.Sandbox.twin), else a new process. The caller closes it
         (`.box.close()`)."""
         twin = self.twin
+        box = None
         if twin is not None and twin.box.chan is not None and twin.pristine():
             box = twin.box.twin(min(self.grading.deadline, time.monotonic() + 10.0))
-            if box is not None:
-                return Candidate(box, box.functions, self._path, self.grading)
-        box = self.box.copy()
-        box.start()
-        box.wait_loaded(min(self.grading.deadline, time.monotonic() + 10.0))
-        return Candidate(box, box.functions, self._path, self.grading)
+        if box is None:
+            box = self.box.copy()
+            box.start()
+            box.wait_loaded(min(self.grading.deadline, time.monotonic() + 10.0))
+        fresh = Candidate(box, box.functions, self._path, self.grading)
+        fresh.twin = twin  # its own fresh processes come from the same twin
+        return fresh
 
     def pristine(self) -> bool:
         """No call was made in this candidate's process."""
