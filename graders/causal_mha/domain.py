@@ -56,5 +56,5 @@ DOMAIN = Domain(Explore(
     extreme=("huge", "row_scales"),
     invalid=(Invalid("n_heads does not divide d_model", _indivisible),),
     big=({"B": 16_385, "T": 2, "n_heads": 1, "d_head": 2},),   # sequences past 16,384 in one batch
-    outputs=("y", "the weights"), axes=AXES, constants=constants,
+    outputs=("y", "the weights"), axes=AXES, constants=constants, masks=("the weights",),
 ))

@@ -36,6 +36,9 @@ class Dim:
     small: tuple[int, ...] = SMALL
     big: int | None = None
     base: tuple[int, ...] = (2, 3, 4, 5)    # what it takes in a plain case: 2 or more, so that a layout shows
+    # at or below this size most answers agree (one key, one feature): that a case passes there
+    # says nothing of what a failure needs; 0 for a size whose 1 is a case like any other (a batch)
+    trivial: int = 1
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,13 @@ class Explore:
     outputs: tuple[str, ...] = ()
     axes: Any = None
     constants: Callable[[dict], dict] | None = None
+    # the outputs whose blocked entries are a mask, compared with the reference's (graders.engine.masks):
+    # their names, "" for a single output
+    masks: tuple[str, ...] = ()
+    # for what a failure needs (graders.engine.contrast): the argument the data scale applies to (the
+    # first float array, when not given), and `magnitude(arguments) -> (what, largest value)` to say it
+    scaled: str | None = None
+    magnitude: Callable[[dict], tuple[str, float]] | None = None
 
     def allows(self, case: dict) -> bool:
         """Whether `case` is a valid call: its axis within the array, every size at least its

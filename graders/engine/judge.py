@@ -101,6 +101,13 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float, p
     judged.results = [results[t.__name__] for t in tests]  # in the order the grader lists them
     if any(ident in STATE_CHECKS and failure.kind in ("stale", "shared") for ident, failure in judged.failures):
         blame_state(judged, candidate, check_seconds)  # state is known to leak: say which failures it explains
+    if judged.failures:
+        from graders.engine.explain import explain
+
+        kata = module.__name__.split(".")[1] if module.__name__.count(".") == 2 else None
+        explained = explain(judged.failures, candidate, ref, files.domain(kata) if kata else None, check_seconds)
+        for result in judged.results:
+            result.repro = explained.repros.get(result.id, result.repro)
     return judged
 
 

@@ -125,6 +125,7 @@ class Grading:
         self.history: list[Call] = []       # every recorded call, passing or failing
         self.mutations: list[Call] = []     # every call that wrote into its arguments, whatever its size
         self.shared: list[Call] = []        # every call whose result shares memory with an input or a kept result
+        self.explanation: list = []         # what the report says was observed (graders.engine.said.Said)
         self._ids = itertools.count(1)
 
     def next_id(self) -> int:
@@ -363,6 +364,11 @@ class Candidate:
         self.grading = grading if grading is not None else Grading()
         self.ahead: collections.deque = collections.deque()   # (fn, fingerprints, args, kwargs) sent ahead
         self.settling = False
+
+    @property
+    def path(self) -> str | None:
+        """The attempt's file, as a repro names it."""
+        return self._path
 
     def __getattr__(self, name: str) -> Recorded:
         if name.startswith("__") or name not in self.functions:

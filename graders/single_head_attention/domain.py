@@ -49,6 +49,6 @@ DOMAIN = Domain(Explore(
     extreme=("huge", "row_scales"),
     scalars={"causal": (False, True)},
     big=({"T": 2, "d_model": 1, "d_k": 33_000}, {"T": 3, "d_model": 33_000, "d_k": 1, "causal": False}),
-    outputs=("out", "the weights"), axes=[{0: "positions", 1: "features"}, {0: "query positions", 1: "key positions"}],
+    outputs=("out", "the weights"), masks=("the weights",), axes=[{0: "positions", 1: "features"}, {0: "query positions", 1: "key positions"}],
     constants=constants,
 ))

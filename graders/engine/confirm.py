@@ -1,0 +1,112 @@
+"""A relation is said only when it holds on two failing cases: the smallest one (the repro's)
+and a second one of other, larger sizes. What holds by accident on a small case (with two keys
+any softmax row is the reference's at another temperature; with d = 1 every row of a norm is
+the weight, up to its sign) does not hold on a larger one, and is not said.
+
+A factor is named after one of the case's numbers ("1/sqrt(d_head)") only when the same name
+fits on both cases and no other name does: on sizes chosen apart from each other, a
+coincidence does not repeat.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from graders.engine.compared import Compared
+from graders.engine.relations import findings
+from graders.engine.said import family
+from graders.engine.wording import Finding, constant_names
+
+# relations that carry a number (a factor, an offset): the same relation on another case may
+# carry another number, named or not
+VALUED = {"factor", "negated", "tempered", "ratio", "opposite_sign", "offset", "difference", "constant"}
+NOT_CONFIRMED = {"count"}     # how many entries agree says nothing a case's message does not
+SAME_NUMBER = 1e-6
+
+
+def every(c: Compared) -> list[Finding]:
+    """Every relation between the attempt's answer and the reference's on one case."""
+    return findings(c.got, c.want, every=True, **c.relation_args())
+
+
+def confirmed(first: Compared, second: Compared) -> list[Finding]:
+    """The relations of `first` (worded as on it) that hold on `second` too, most specific
+    first, those that say only where the answers differ left out when another says what.
+    A number is named only after a name that fits it on both cases, and fits no other way."""
+    one, two = every(first), every(second)
+    keep, labels, varying = [], set(), set()
+    for f in one:
+        k = key(f)
+        if k is None:
+            continue
+        match = [g for g in two if key(g) == k]
+        if not match:
+            continue
+        if f.kind in VALUED:
+            names = _common_names(f, match, first, second)
+            if names is None:
+                if not any(abs(value(g) - value(f)) <= SAME_NUMBER * max(1.0, abs(value(f))) for g in match):
+                    varying.add(k)
+            elif len(names) == 1:
+                labels |= names
+        keep.append(k)
+    if not keep:
+        return []
+    restricted = {n: v for n, v in first.constants.items() if n in labels}
+    worded = findings(first.got, first.want, every=True, **dict(first.relation_args(), constants=restricted))
+    out = []
+    for f in worded:
+        k = key(f)
+        if k in keep and k not in {key(o) for o in out}:
+            out.append(_varying(f) if k in varying else f)
+    return _what_before_where(out)
+
+
+def key(f: Finding) -> tuple | None:
+    """What a relation is, whatever the case's sizes: its output, its kind and its structure
+    (an axis, a permutation's shape), not the number it carries."""
+    if f.kind in NOT_CONFIRMED:
+        return None
+    d = f.detail
+    if f.kind in VALUED:
+        structure = ()
+    elif f.kind == "permutation":
+        k, perm = d
+        structure = (k, "reversed") if list(perm) == list(range(len(perm) - 1, -1, -1)) else (k, tuple(perm))
+    elif f.kind in ("prefix", "suffix", "indices") or family(f.kind) == "where":
+        structure = d[:1]
+    else:
+        structure = d
+    return (f.part, f.kind, structure)
+
+
+def value(f: Finding) -> float:
+    """The number a valued relation carries (a factor, an offset, a temperature)."""
+    if f.kind in ("negated", "opposite_sign"):
+        return -1.0
+    try:
+        return float(f.detail[0])
+    except (IndexError, TypeError, ValueError):
+        return float("nan")
+
+
+def _common_names(f: Finding, match: list[Finding], first: Compared, second: Compared) -> set[str] | None:
+    """The names that fit the number on both cases; None when none does."""
+    mine = constant_names(value(f), first.constants, first.rtol)
+    common = set()
+    for g in match:
+        common |= mine & constant_names(value(g), second.constants, second.rtol)
+    return common or None
+
+
+def _varying(f: Finding) -> Finding:
+    """A relation whose number is not the same on the second case, and no name fits both."""
+    return replace(f, text=f"{f.text} (with another factor on other sizes)" if f.kind != "offset"
+                   else f"{f.text} (by another amount on other sizes)")
+
+
+def _what_before_where(found: list[Finding]) -> list[Finding]:
+    """Relations that say what the answer is, then (only for an output none of them is about)
+    those that say where it differs."""
+    what = {f.part for f in found if family(f.kind) not in ("where", "parts")}
+    kept = [f for f in found if family(f.kind) != "where" or f.part not in what]
+    return sorted(kept, key=lambda f: f.rank)

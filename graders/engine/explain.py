@@ -1,0 +1,219 @@
+"""What the report says was observed, worked out once every check has run, while the attempt's
+process can still be called: each sentence is tested on the smallest failing case and
+confirmed on a second one, and each repro is made to show what the check saw.
+
+In order, for the first failing checks:
+- history (graders.engine.history): the first wrong call is made alone, as the first call of
+  a new process; when it is right there, the failure needs the calls before it, and the one
+  earlier call that matters is found, said and written into the repro;
+- what the failure needs (graders.engine.contrast): the neighbours of the smallest failing
+  case that pass, each confirmed on a second failing case;
+- what the answer is (graders.engine.confirm): the relations between the failing call and the
+  reference's answer (graders.engine.relations) that hold on a second failing case of other,
+  larger sizes too; when the smallest case is too small to show any, those that hold on two
+  larger ones, said with the case they were seen on.
+The first check that says what the answer is speaks for the grading; else the first that
+says what the failure needs or where it shows; else what a failing call did that the
+reference's does not (raise, return, write into an input).
+
+Every repro of a failing check prints the reference's answer beside the attempt's, and one
+that NumPy's refusal of its global samplers made fail makes the same refusal
+(graders.engine.repros).
+
+The calls made here go to new processes of the attempt and stay out of the grading's record:
+the verdicts and the likely cause are decided before and without them. Their number is
+bounded by counts, never by seconds, so the same file gets the same sentences on any machine.
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from graders.engine import contrast, history
+from graders.engine import observed as conduct_of
+from graders.engine.cases import second_cases
+from graders.engine.compared import Compared, comparable, compare
+from graders.engine.confirm import confirmed
+from graders.engine.contrast import Failing, neighbours_that_pass, passes
+from graders.engine.failures import AttemptRaised, CheckFailed
+from graders.engine.recorder import Raised
+from graders.engine.repros import with_expected, with_refusal
+from graders.engine.said import Said, family
+from graders.engine.sandbox import AttemptGone
+
+CHECKS_LOOKED_AT = 3    # failing checks whose failing call is compared
+MAX_OBSERVED = 4        # sentences in a report at most
+
+
+@dataclass
+class Explanation:
+    """What the report says was observed, and the repros rewritten, by check id."""
+
+    said: list[Said] = field(default_factory=list)
+    repros: dict[str, str] = field(default_factory=dict)
+
+
+def explain(failures: list[tuple[str, CheckFailed]], candidate, ref, domain, seconds: float) -> Explanation:
+    """The sentences of `Observed:` for a grading's failures, each attached to every failure
+    (`failure.explained`) and to the grading (`Grading.explanation`), and the repros that show
+    more than the check's own. Never raises: an explanation is a help, never a reason for a
+    grading to fail."""
+    g = candidate.grading
+    marks = (len(g.history), len(g.mutations), len(g.shared))
+    record = list(g.history)
+    out = Explanation()
+    try:
+        g.deadline = time.monotonic() + seconds
+        with _fresh(candidate) as other, np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = _explained(failures, candidate, other, ref, domain, record)
+    except (Exception, AttemptGone):  # noqa: BLE001  (an explanation never breaks a grading)
+        out = Explanation()
+    finally:
+        del g.history[marks[0]:], g.mutations[marks[1]:], g.shared[marks[2]:]
+        g.deadline = float("inf")
+    if not out.said:
+        out.said = _conduct(ref, failures)
+    out.said = out.said[:MAX_OBSERVED]
+    out.repros = {**_shown(failures, ref), **out.repros}
+    g.explanation = out.said
+    for _, failure in failures:
+        failure.explained = out.said
+    return out
+
+
+@contextlib.contextmanager
+def _fresh(candidate):
+    """A new process of the attempt, with nothing of the grading's calls behind it."""
+    other = candidate.fresh()
+    try:
+        yield other
+    finally:
+        other.box.close()
+
+
+def _explained(failures, candidate, other, ref, domain, record) -> Explanation:
+    looked = failures[:CHECKS_LOOKED_AT]
+    found = _history(looked, candidate, other, ref, record)
+    if found is not None:
+        return found
+    return Explanation(_said(looked, other, ref, domain))
+
+
+def _history(looked, candidate, other, ref, record) -> Explanation | None:
+    """When the first wrong call of the failing checks is right alone: the earlier call it needs."""
+    for ident, failure in looked:
+        call = next((c for c in reversed(failure.calls) if history.wrong(c, ref) is not None), None)
+        if call is None:
+            continue
+        if not history.right_alone(call, other, ref):
+            return None
+        earlier = history.shrink(call, record, candidate, ref)
+        found = history.explained(call, earlier, ref, candidate.path)
+        repros = {ident: found.repro} if found.repro else {}
+        return Explanation([Said("history", found.share, found.text)], repros)
+    return None
+
+
+def _said(looked, other, ref, domain) -> list[Said]:
+    """The sentences of the first failing check that says what the answer is, else of the
+    first that says what the failure needs or where it shows."""
+    best: list[Said] = []
+    contrasted = False
+    for _, failure in looked:
+        call = failing_call(failure)
+        if call is None or getattr(failure, "rerun", None) is None:
+            continue
+        one = compare(ref, domain, call, failure.case or {}, every_size=True)
+        if one is None:
+            continue
+        passing = []
+        if not contrasted:  # what the failure needs: asked of the first failing check only
+            contrasted = True
+            passing = neighbours_that_pass(Failing(failure.case, call, failure.rerun), other, ref, domain)
+        keep = tuple(n.dimension for n in passing if n.on_case is not None)
+        seconds = _seconds(failure, one, other, ref, domain, keep)
+        two = next(seconds, None)
+        if two is None:
+            continue
+        relations = [Said(family(f.kind), f.part, f.text) for f in confirmed(one, two)]
+        if not _says_what(relations):  # the smallest case may be too small to show it: two larger ones
+            three = next(seconds, None)
+            if three is not None:
+                larger = [Said(family(f.kind), f.part, f"{f.text} [on a larger case: {_described(failure, two)}]")
+                          for f in confirmed(two, three)]
+                relations = larger if _says_what(larger) else relations
+        at = Failing(two.case, two.call, failure.rerun)
+        needs = contrast.said([n for n in passing if passes(n, at, other, ref)])
+        what = [s for s in relations if s.kind not in ("where", "parts")]
+        found = (what + [s for s in relations if s not in what][:1] + needs) if what else needs + relations
+        if what:
+            return found
+        if needs and not any(s.kind == "needs" for s in best):
+            best = found
+        best = best or found
+    return best
+
+
+def _says_what(said: list[Said]) -> bool:
+    return any(s.kind not in ("where", "parts") for s in said)
+
+
+def _described(failure: CheckFailed, c: Compared) -> str:
+    return failure.rerun.describe({k: v for k, v in c.case.items() if k != "seed"})
+
+
+def failing_call(failure: CheckFailed):
+    """The last call of the failing case whose answer can be compared, or None."""
+    return next((c for c in reversed(failure.calls) if comparable(c)), None)
+
+
+def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, keep: tuple = ()):
+    """The same failure on cases of other, larger sizes (but those in `keep`, which the failure
+    needs), made in `other`: each failing call beside the reference's answer, as they come."""
+    rerun = failure.rerun
+    for case in second_cases(failure.case, rerun.allows, rerun.frozen, keep):
+        again = rerun.attempt(other, case)
+        if again is None or not rerun.same(again, failure):
+            continue
+        call = failing_call(again)
+        if call is None or call.function != one.call.function:
+            continue
+        found = compare(ref, domain, call, case, every_size=True)
+        if found is not None:
+            yield found
+
+
+def _conduct(ref, failures) -> list[Said]:
+    """What a failing call of the first failing checks did that the reference's does not."""
+    for _, failure in failures[:CHECKS_LOOKED_AT]:
+        for call in reversed(failure.calls):
+            sentence = conduct_of.conduct(ref, call)
+            if sentence:
+                return [Said("conduct", "", sentence)]
+    return []
+
+
+def _shown(failures, ref) -> dict[str, str]:
+    """Each failing check's repro with the reference's answer printed beside the attempt's, and
+    NumPy's global samplers refused when the grader's refusal made it fail."""
+    out = {}
+    for ident, failure in failures:
+        repro = getattr(failure, "repro", None)
+        if not repro:
+            continue
+        raised = getattr(failure, "original", None) if isinstance(failure, AttemptRaised) else None
+        if isinstance(raised, Raised) and raised.type_name == "GlobalRandomState":
+            repro = with_refusal(repro, raised.message)
+        call = next((c for c in reversed(failure.calls) if history.wrong(c, ref) is not None), None)
+        want = history.wrong(call, ref) if call is not None else None
+        if want is not None:
+            got = None if isinstance(call.outcome, Raised) else call.outcome
+            repro = with_expected(repro, call, want, got)
+        if repro != failure.repro:
+            out[ident] = repro
+    return out
