@@ -117,7 +117,7 @@ BUGS = [
         "the scores are divided by sqrt(d_model); each head's dot product has d_head terms, so the scale is "
         "sqrt(d_head)",
         edited(BASE, ("/ np.sqrt(d_head)", "/ np.sqrt(d_model)"))),
-    Bug("global_cache_state", "state",
+    Bug("global_cache_state", "repeated_calls",
         "the keys and values are kept in a module-level variable and the cache passed in is ignored once it "
         "holds something: two sequences decoded in turn then read each other's keys; use only the cache given",
         edited(BASE, ("def attend_with_cache(", "_KV = []\n\n\ndef attend_with_cache("),

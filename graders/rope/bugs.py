@@ -118,7 +118,7 @@ BUGS = [
         "the (d/2, T) angle table was reshaped to (T, d/2) instead of transposed: reshape keeps the memory "
         "order, so positions end up spread along the features (use .T, or build it as positions[:, None] * freqs)",
         edited(BASE, ("np.outer(positions, freqs)", "np.outer(freqs, positions).reshape(T, half)"))),
-    Bug("T_from_first_axis", "leading_axes",
+    Bug("T_from_first_axis", "agrees",
         "T and d are read as x.shape (or len(x)), which only holds for a plain (T, d) array: with batch "
         "and head axes the sequence is x.shape[-2] and the features x.shape[-1]",
         edited(BASE, ("T, d = x.shape[-2:]", "T, d = len(x), x.shape[-1]"))),
