@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from graders.engine.recorder import Call, Raised
+from graders.engine.recorder import Call, Raised, clone
 from graders.engine.replay import Replayer
 from graders.engine.vocabulary import tolerance
 
@@ -30,6 +30,8 @@ class Compared:
     names: tuple = ()              # the outputs' names, when there are several
     axes: Any = None               # the outputs' axes' names
     masks: tuple = ()              # the outputs whose blocked entries are a mask
+    want32: Any = None             # the reference's answer computed in float32, for a float64 call
+    eps: dict = field(default_factory=dict)   # the call's eps-like numbers, given or by default
     rtol: float = 1e-6
     atol: float = 1e-9
     case: dict = field(default_factory=dict)
@@ -63,7 +65,37 @@ def compare(ref, domain, call: Call, case: dict, every_size: bool = False) -> Co
     if every_size:
         constants = {**sizes(case, named), **constants}
     return Compared(call, call.outcome, want, inputs, constants, f"the result of {call.source}",
-                    ex.outputs if ex else (), ex.axes if ex else None, ex.masks if ex else (), rtol, atol, dict(case))
+                    ex.outputs if ex else (), ex.axes if ex else None, ex.masks if ex else (),
+                    _in_float32(fn, call) if rtol <= 1e-6 else None, _eps(fn, named), rtol, atol, dict(case))
+
+
+def _in_float32(fn, call: Call) -> Any:
+    """The reference's answer with every float64 array of the call in float32 (None if it raises)."""
+    def cast(v):
+        if isinstance(v, np.ndarray) and v.dtype == np.float64:
+            return v.astype(np.float32)
+        if isinstance(v, (tuple, list)):
+            return type(v)(cast(x) for x in v)
+        if isinstance(v, dict):
+            return {k: cast(x) for k, x in v.items()}
+        return v
+    try:
+        with np.errstate(all="ignore"):
+            return fn(*cast(clone(call.args)), **cast(clone(call.kwargs)))
+    except Exception:  # noqa: BLE001  (a reference that refuses float32 has no float32 answer)
+        return None
+
+
+def _eps(fn, named: dict) -> dict:
+    """The call's eps-like numbers (a parameter named eps...), as given or by default."""
+    out = {}
+    for name, p in inspect.signature(fn).parameters.items():
+        if "eps" not in name:
+            continue
+        v = named.get(name, p.default)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+            out[name] = float(v)
+    return out
 
 
 def explored(domain, function: str):

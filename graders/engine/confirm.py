@@ -14,6 +14,7 @@ from dataclasses import replace
 from graders.engine.compared import Compared
 from graders.engine.relations import findings
 from graders.engine.said import family
+from graders.engine.scales import precision
 from graders.engine.wording import Finding, constant_names
 
 # relations that carry a number (a factor, an offset): the same relation on another case may
@@ -25,7 +26,8 @@ SAME_NUMBER = 1e-6
 
 def every(c: Compared) -> list[Finding]:
     """Every relation between the attempt's answer and the reference's on one case."""
-    return findings(c.got, c.want, every=True, **c.relation_args())
+    found = findings(c.got, c.want, every=True, **c.relation_args())
+    return sorted(found + precision(c.got, c.want, c.want32, c.eps, c.what, c.names), key=lambda f: f.rank)
 
 
 def confirmed(first: Compared, second: Compared) -> list[Finding]:
@@ -53,6 +55,7 @@ def confirmed(first: Compared, second: Compared) -> list[Finding]:
         return []
     restricted = {n: v for n, v in first.constants.items() if n in labels}
     worded = findings(first.got, first.want, every=True, **dict(first.relation_args(), constants=restricted))
+    worded += precision(first.got, first.want, first.want32, first.eps, first.what, first.names)
     out = []
     for f in worded:
         k = key(f)
@@ -72,8 +75,10 @@ def key(f: Finding) -> tuple | None:
     elif f.kind == "permutation":
         k, perm = d
         structure = (k, "reversed") if list(perm) == list(range(len(perm) - 1, -1, -1)) else (k, tuple(perm))
-    elif f.kind in ("prefix", "suffix", "indices") or family(f.kind) == "where":
-        structure = d[:1]
+    elif f.kind == "indices":
+        structure = d                # the same positions agree on both cases, or nothing is said
+    elif family(f.kind) == "where":
+        structure = d[:1]            # the same axis: the first k, the last k, a half, a triangle
     else:
         structure = d
     return (f.part, f.kind, structure)
@@ -100,8 +105,8 @@ def _common_names(f: Finding, match: list[Finding], first: Compared, second: Com
 
 def _varying(f: Finding) -> Finding:
     """A relation whose number is not the same on the second case, and no name fits both."""
-    return replace(f, text=f"{f.text} (with another factor on other sizes)" if f.kind != "offset"
-                   else f"{f.text} (by another amount on other sizes)")
+    return replace(f, text=f"{f.text} (by another amount on other sizes)" if f.kind in ("offset", "difference")
+                   else f"{f.text} (with another factor on other sizes)")
 
 
 def _what_before_where(found: list[Finding]) -> list[Finding]:

@@ -33,7 +33,8 @@ from graders.engine.vocabulary import tolerance
 
 DOWN = (0.1, 0.01, 0.001)      # the data scaled down, until a neighbour passes
 UP = (10.0, 100.0)             # and up
-CLEAN = 0.01                   # a clean pass: the largest error at most this share of the tolerance
+CLEAN = 1e-3                   # a clean pass: the largest error at most this share of the tolerance (round-off)
+SENSITIVE = 1e-3               # the data changed by this share: a reference answer that moves less is saturated
 MAX_NEIGHBOURS = 16            # neighbours graded on the smallest case, at most
 LARGE_BYTES = 1 << 16          # a failing call with larger arguments is past a cheap boundary
 LARGE_SIZE = 64                # ... and its sizes from this one up are the boundary's
@@ -148,7 +149,9 @@ def _case_neighbours(one: Failing, domain) -> list[Neighbour]:
                              on_case=lambda c: {**c, "values": "normal"}))
     for k, values in (ex.scalars.items() if ex is not None else ()):
         if k in case and isinstance(case[k], (int, float, str, type(None))):
-            for v in [v for v in values if v != case[k] and not isinstance(v, str)][:2]:
+            # a scalar at 0 or 1 (one expert picked, a window of one key, temperature 0) makes most
+            # answers agree: that it passes there says nothing of what the failure needs
+            for v in [v for v in values if v != case[k] and not isinstance(v, (str, bool)) and v not in (0, 1)][:2]:
                 out.append(Neighbour(k, f"with {k} = {shown(case[k])}", f"with {k} = {shown(v)}",
                                      on_case=lambda c, k=k, v=v: {**c, k: v}))
     return out
@@ -234,22 +237,57 @@ def _same_value(a, b) -> bool:
 
 def _call_passes(n: Neighbour, call: Call, other, ref) -> bool:
     """The failing call with its arguments changed by `n`, made in `other`, agrees cleanly with
-    the reference's answer to the same arguments."""
+    the reference's answer to the same arguments. The data scaled up passes only where the
+    error grows as the data shrinks (an eps, an underflow), never where a larger scale merely
+    saturates a softmax into ones and zeros."""
+    ratio, sensitive = _call_ratio(n, call, other, ref)
+    if ratio > CLEAN or (n.dimension == "scale" and not sensitive):
+        return False
+    if n.dimension == "scale" and n.scale > 1:
+        smaller, _ = _call_ratio(replace(n, on_call=lambda a, d=n.data: {**a, d: a[d] * DOWN[0]}, scale=DOWN[0]),
+                                 call, other, ref)
+        return smaller > error_ratio(call.outcome, make.expected(ref, call.function, *clone((call.args, call.kwargs))),
+                                     _dtype(call.args, call.kwargs))
+    return True
+
+
+def _call_ratio(n: Neighbour, call: Call, other, ref) -> tuple[float, bool]:
+    """(the error of the changed call as a share of the tolerance, whether the reference's answer
+    moves when the scaled argument moves a little)."""
     named = arguments(ref, call)
     changed = n.on_call(clone(named))
     if changed is None:
-        return False
+        return float("inf"), False
     params = list(inspect.signature(getattr(ref, call.function)).parameters)
     args = tuple(changed[p] for p in params[:len(call.args)])
     kwargs = {k: changed[k] for k in call.kwargs}
     want = make.expected(ref, call.function, clone(args), clone(kwargs))
     if want is make.REFUSED:
-        return False
+        return float("inf"), False
     try:
         got = getattr(other, call.function)(*args, **kwargs)
     except AttemptRaised:
+        return float("inf"), False
+    dtype = _dtype(args, kwargs)
+    ratio = error_ratio(got, want, dtype)
+    sensitive = n.dimension == "scale" and ratio <= CLEAN and _sensitive(ref, call.function, args, kwargs, n.data,
+                                                                         dtype, want)
+    return ratio, sensitive
+
+
+def _sensitive(ref, function: str, args: tuple, kwargs: dict, data: str, dtype, want) -> bool:
+    """The reference's answer to the scaled call moves when the scaled argument moves a little: a
+    softmax saturated into ones and zeros, which any scale of its scores gives alike, does not."""
+    params = list(inspect.signature(getattr(ref, function)).parameters)
+    named = {**dict(zip(params, args)), **kwargs}
+    a = named.get(data)
+    if not isinstance(a, np.ndarray):
         return False
-    return error_ratio(got, want, _dtype(args, kwargs)) <= CLEAN
+    noise = np.random.default_rng(0).standard_normal(a.shape)
+    moved = {**named, data: a * (1 + SENSITIVE * noise)}
+    args2 = tuple(moved[p] for p in params[:len(args)])
+    other = make.expected(ref, function, args2, {k: moved[k] for k in kwargs})
+    return other is not make.REFUSED and error_ratio(other, want, dtype) > 1
 
 
 def error_ratio(got: Any, want: Any, dtype) -> float:
@@ -285,7 +323,13 @@ def error_ratio(got: Any, want: Any, dtype) -> float:
 def said(confirmed: list[Neighbour]) -> list[Said]:
     """The sentences of the dependences confirmed on a second case: the sizes, flags and
     settings in one, the scale in one."""
-    out = []
+    out, seen = [], set()
+    nearest = []
+    for n in confirmed:  # one neighbour a dimension: the nearest (sizes first, then the call's keywords)
+        if n.dimension not in seen:
+            seen.add(n.dimension)
+            nearest.append(n)
+    confirmed = nearest
     for n in (n for n in confirmed if n.related):
         out.append(Said("needs", n.dimension, f"fails only when {n.related} ({n.failing[5:]}); passes "
                                              f"{n.passing}, where they are equal"))

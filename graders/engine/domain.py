@@ -82,6 +82,9 @@ class Explore:
     # first float array, when not given), and `magnitude(arguments) -> (what, largest value)` to say it
     scaled: str | None = None
     magnitude: Callable[[dict], tuple[str, float]] | None = None
+    # for a function that returns only a product of its attention weights: arguments that show them
+    # (graders.engine.probes: through_v, through_d_out)
+    probe: Callable[[dict], Any] | None = None
 
     def allows(self, case: dict) -> bool:
         """Whether `case` is a valid call: its axis within the array, every size at least its

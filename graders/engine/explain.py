@@ -27,6 +27,7 @@ bounded by counts, never by seconds, so the same file gets the same sentences on
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -36,7 +37,8 @@ import numpy as np
 from graders.engine import contrast, history
 from graders.engine import observed as conduct_of
 from graders.engine.cases import second_cases
-from graders.engine.compared import Compared, comparable, compare
+from graders.engine import calls as make
+from graders.engine.compared import Compared, arguments, comparable, compare, explored
 from graders.engine.confirm import confirmed
 from graders.engine.contrast import Failing, neighbours_that_pass, passes
 from graders.engine.failures import AttemptRaised, CheckFailed
@@ -131,24 +133,33 @@ def _said(looked, other, ref, domain) -> list[Said]:
         one = compare(ref, domain, call, failure.case or {}, every_size=True)
         if one is None:
             continue
-        passing = []
-        if not contrasted:  # what the failure needs: asked of the first failing check only
-            contrasted = True
-            passing = neighbours_that_pass(Failing(failure.case, call, failure.rerun), other, ref, domain)
+        first = not contrasted   # what the failure needs: asked of the first failing check only
+        contrasted = True
+        passing = neighbours_that_pass(Failing(failure.case, call, failure.rerun), other, ref, domain) if first else []
         keep = tuple(n.dimension for n in passing if n.on_case is not None)
-        seconds = _seconds(failure, one, other, ref, domain, keep)
-        two = next(seconds, None)
+        larger = _Larger(_seconds(failure, one, other, ref, domain, keep))
+        two = larger.get(0)
         if two is None:
             continue
         relations = [Said(family(f.kind), f.part, f.text) for f in confirmed(one, two)]
-        if not _says_what(relations):  # the smallest case may be too small to show it: two larger ones
-            three = next(seconds, None)
-            if three is not None:
-                larger = [Said(family(f.kind), f.part, f"{f.text} [on a larger case: {_described(failure, two)}]")
-                          for f in confirmed(two, three)]
-                relations = larger if _says_what(larger) else relations
+        if not _says_what(relations) and larger.get(1) is not None:  # the smallest case may be too small
+            on_larger = [Said(family(f.kind), f.part, f"{f.text} [on a larger case: {_described(failure, two)}]")
+                         for f in confirmed(two, larger.get(1))]
+            relations = on_larger if _says_what(on_larger) else relations
+        if not _says_what(relations) and larger.get(1) is not None:  # the weights behind y, when it hides them
+            seen = _probed(two, other, ref, domain), _probed(larger.get(1), other, ref, domain)
+            if seen[0] is not None and seen[1] is not None:
+                probed = [Said(family(f.kind), "the weights", f"{f.text} [seen with v = the identity, on a larger "
+                                                             f"case: {_described(failure, two)}]")
+                          for f in confirmed(*seen)]
+                relations = probed if _says_what(probed) else relations
         at = Failing(two.case, two.call, failure.rerun)
         needs = contrast.said([n for n in passing if passes(n, at, other, ref)])
+        if first and not needs and larger.get(1) is not None:  # too small to show what it needs: two larger
+            again = neighbours_that_pass(at, other, ref, domain)
+            three = Failing(larger.get(1).case, larger.get(1).call, failure.rerun)
+            needs = [Said(s.kind, s.part, f"{s.text} [on a larger case: {_described(failure, two)}]")
+                     for s in contrast.said([n for n in again if passes(n, three, other, ref)])]
         what = [s for s in relations if s.kind not in ("where", "parts")]
         found = (what + [s for s in relations if s not in what][:1] + needs) if what else needs + relations
         if what:
@@ -157,6 +168,45 @@ def _said(looked, other, ref, domain) -> list[Said]:
             best = found
         best = best or found
     return best
+
+
+class _Larger:
+    """The second failing cases, made as they are first asked for."""
+
+    def __init__(self, made):
+        self.made, self.found = made, []
+
+    def get(self, i: int) -> Compared | None:
+        while len(self.found) <= i:
+            nxt = next(self.made, None)
+            if nxt is None:
+                return None
+            self.found.append(nxt)
+        return self.found[i]
+
+
+def _probed(c: Compared, other, ref, domain) -> Compared | None:
+    """The attention weights behind a failing call's answer, the attempt's beside the reference's:
+    the call made again with the domain's probe (graders.engine.probes), None without one."""
+    ex = explored(domain, c.call.function)
+    probe = ex.probe(arguments(ref, c.call)) if ex is not None and ex.probe is not None else None
+    if probe is None:
+        return None
+    params = list(inspect.signature(getattr(ref, c.call.function)).parameters)
+    args = tuple(probe.values[p] for p in params[:len(c.call.args)])
+    kwargs = {k: probe.values[k] for k in c.call.kwargs}
+    want = make.expected(ref, c.call.function, args, kwargs)
+    if want is make.REFUSED:
+        return None
+    try:
+        got = getattr(other, c.call.function)(*args, **kwargs)
+    except CheckFailed:
+        return None
+    G, W = probe.weights(got), probe.weights(want)
+    if G is None or W is None or G.shape != W.shape:
+        return None
+    return Compared(c.call, G, W, {}, c.constants, "the weights", axes={-2: "query positions", -1: "key positions"},
+                    masks=("",), case=c.case)
 
 
 def _says_what(said: list[Said]) -> bool:

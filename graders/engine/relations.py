@@ -37,7 +37,7 @@ from graders.engine.array_relations import (_all_close, _along_axis_relations, _
                                             _transposition, _value_relations)
 from graders.engine.kinds import key_relations, sizes_relation, type_relation
 from graders.engine.masks import mask_relation
-from graders.engine.scales import precision, slice_factors
+from graders.engine.scales import slice_factors
 from graders.engine.wording import (Finding, MAX_SENTENCES, R_FACTOR, R_LEAD, R_OFFSET, R_SHAPE,
                                     R_SWAPPED_PARTS, _Words, _bare, _constants, _is_plural, _listing,
                                     _ordinal, _shape)
@@ -168,11 +168,11 @@ def _single(got: Any, want: Any, w: _Words, inputs: dict[str, np.ndarray], every
     if not any(f.kind in ("factor", "negated", "renormalised") for f in exact):
         exact += slice_factors(G, W, w)
     if every:
-        return exact + _tempered_relation(G, W, w) + _sums_relation(G, W, w) + precision(G, W, w) + _pattern(M, w)
+        return exact + _tempered_relation(G, W, w) + _sums_relation(G, W, w) + _pattern(M, w)
     exact = exact or _tempered_relation(G, W, w)
     if exact:
         return exact
-    return _sums_relation(G, W, w) + precision(G, W, w) + _pattern(M, w)
+    return _sums_relation(G, W, w) + _pattern(M, w)
 
 
 # ----------------------------------------------------------------------------- several outputs

@@ -5,20 +5,21 @@ than of a formula.
 - along one axis, every slice of the answer is the reference's slice times one number, the
   numbers differing from slice to slice (a normalisation by a wrong total, a shift that does
   not cancel): a plain factor for the whole array is the relation finder's (array_relations);
-- the answer agrees with the reference everywhere to a relative precision of about 1e-7 to
-  1e-5 only: float32's accuracy, where the call is in float64 (a float32 step inside);
+- the answer is about as far from the reference as the reference computed in float32 is,
+  where the call is in float64 (a float32 step inside);
 - the answer differs by about the case's eps, relative to the reference's size.
 Every claim is verified on every entry.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from graders.engine.wording import R_FACTOR, R_PRECISION, Finding, Words
 
-FLOAT32_EPS = float(np.finfo(np.float32).eps)   # 1.19e-07
 SAME_FACTOR = 1e-6                               # the numbers of one slice agree within this
 
 
@@ -60,25 +61,51 @@ def _factors(g: np.ndarray, r: np.ndarray, w: Words) -> np.ndarray | None:
     return c
 
 
-def precision(G: np.ndarray, W: np.ndarray, w: Words) -> list[Finding]:
-    """The answer agrees only to float32's accuracy (in a float64 call), or differs by about the
-    case's eps: a level of difference, said before where it shows."""
-    if G.size < 2 or not (np.all(np.isfinite(G)) and np.all(np.isfinite(W))):
+def precision(got: Any, want: Any, want32: Any, eps: dict[str, float], what: str, names: tuple = ()) -> list[Finding]:
+    """A difference at the level of a precision, for each output (`names`) that differs: the
+    attempt's answer is about as far from the reference's as the reference computed in float32
+    (`want32`, for a float64 call), or about one of the case's `eps` away, relative to its size."""
+    if isinstance(want, (tuple, list)):
+        if not isinstance(got, (tuple, list)) or len(got) != len(want):
+            return []
+        out = []
+        for i, (g, w) in enumerate(zip(got, want)):
+            w32 = want32[i] if isinstance(want32, (tuple, list)) and len(want32) == len(want) else None
+            name = names[i] if i < len(names) else f"output {i}"
+            out += [replace(f, part=name) for f in precision(g, w, w32, eps, name)]
+        return out
+    try:
+        G, W = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    except (TypeError, ValueError):
+        return []
+    if G.shape != W.shape or G.size < 2 or not (np.all(np.isfinite(G)) and np.all(np.isfinite(W))):
         return []
     scale = float(np.max(np.abs(W)))
-    if scale == 0:
+    gap = float(np.max(np.abs(G - W)))
+    if scale == 0 or gap <= 1e-9 + 1e-6 * scale:
         return []
-    rel = float(np.max(np.abs(G - W))) / scale
-    if rel == 0:
-        return []
-    eps = [(name, float(v)) for name, v in w.constant_items() if "eps" in name and float(v) > 0]
-    for name, v in eps:
-        if 0.2 * v <= rel <= 5 * v:
-            text = (f"{w.subject} {w.verb('differs', 'differ')} from {w.ref} by about {name} ({rel:.2g} of its "
-                    f"largest entry, with {name} = {v:g}): {name} enters where it should not, or not where it should")
+    rel = gap / scale
+    if want32 is not None:
+        try:
+            W32 = np.asarray(want32, dtype=np.float64)
+        except (TypeError, ValueError):
+            W32 = None
+        if W32 is not None and W32.shape == W.shape and np.all(np.isfinite(W32)):
+            own = float(np.max(np.abs(W32 - W)))
+            if 0 < own and gap <= 10 * own and rel <= 1e-3:
+                text = (f"{what} {_verb(what)} with the reference only to float32's accuracy: {rel:.1g} of its "
+                        f"largest entry, as the reference computed in float32 ({own / scale:.1g}): a step inside "
+                        f"runs in float32")
+                return [Finding(R_PRECISION, "precision", text, ())]
+    for name, v in eps.items():
+        if v > 0 and 0.2 * v <= rel <= 5 * v:
+            text = (f"{what} {'differs' if _verb(what) == 'agrees' else 'differ'} from the reference by about {name} "
+                    f"({rel:.2g} of its largest entry, with {name} = {v:g}): {name} enters where it should not, or "
+                    f"not where it should")
             return [Finding(R_PRECISION, "eps", text, (name,))]
-    if w.rtol <= 1e-6 and 3 * FLOAT32_EPS <= rel <= 3e-4:  # a float64 call
-        text = (f"{w.subject} {w.verb('agrees', 'agree')} with {w.ref} only to about {rel:.1g} of its largest entry: "
-                f"float32's accuracy (its eps is {FLOAT32_EPS:.2g}), not float64's: a step inside runs in float32")
-        return [Finding(R_PRECISION, "precision", text, ())]
     return []
+
+
+def _verb(subject: str) -> str:
+    last = subject.split()[-1] if subject.split() else subject
+    return "agree" if last.endswith("s") and not last.endswith("ss") else "agrees"
