@@ -35,7 +35,7 @@ DOWN = (0.1, 0.01, 0.001)      # the data scaled down, until a neighbour passes
 UP = (10.0, 100.0)             # and up
 CLEAN = 1e-3                   # a clean pass: the largest error at most this share of the tolerance (round-off)
 SENSITIVE = 1e-3               # the data changed by this share: a reference answer that moves less is saturated
-MAX_NEIGHBOURS = 16            # neighbours graded on the smallest case, at most
+MAX_NEIGHBOURS = 12            # neighbours graded on the smallest case, at most
 LARGE_BYTES = 1 << 16          # a failing call with larger arguments is past a cheap boundary
 LARGE_SIZE = 64                # ... and its sizes from this one up are the boundary's
 
@@ -58,6 +58,21 @@ class Neighbour:
 
 
 @dataclass
+class Budget:
+    """The calls of the attempt an explanation may make: a count, never a time."""
+
+    grading: Any                 # graders.engine.recorder.Grading, whose `sent` counts the calls
+    limit: int
+    start: int = 0
+
+    def __post_init__(self):
+        self.start = self.grading.sent
+
+    def left(self) -> bool:
+        return self.grading.sent - self.start < self.limit
+
+
+@dataclass
 class Failing:
     """A failing case and its failing call, as the contrast changes them."""
 
@@ -66,7 +81,7 @@ class Failing:
     rerun: Any                   # graders.engine.runner.Rerun
 
 
-def neighbours_that_pass(one: Failing, other, ref, domain) -> list[Neighbour]:
+def neighbours_that_pass(one: Failing, other, ref, domain, budget: Budget) -> list[Neighbour]:
     """The neighbours of the smallest failing case that pass, made in `other` (a process of
     the attempt): at most MAX_NEIGHBOURS are graded. A case past a cheap boundary (16,385 rows,
     1,025 positions) is changed only in its large sizes, each one smaller: the boundary."""
@@ -76,14 +91,14 @@ def neighbours_that_pass(one: Failing, other, ref, domain) -> list[Neighbour]:
     if large:
         neighbours = [n for n in neighbours if n.large_size]
     for n in neighbours:
-        if tried >= MAX_NEIGHBOURS:
+        if tried >= MAX_NEIGHBOURS or not budget.left():
             break
         tried += 1
         if passes(n, one, other, ref):
             passing.append(n)
     for chain in _call_neighbours(one, ref, domain) if not large and disagrees(one.call, ref) else ():
         for n in chain:   # scaled by 0.1, then 0.01, ...: the first that passes
-            if tried >= MAX_NEIGHBOURS:
+            if tried >= MAX_NEIGHBOURS or not budget.left():
                 break
             tried += 1
             if passes(n, one, other, ref):

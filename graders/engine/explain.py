@@ -40,7 +40,7 @@ from graders.engine.cases import second_cases
 from graders.engine import calls as make
 from graders.engine.compared import Compared, arguments, comparable, compare, explored
 from graders.engine.confirm import confirmed
-from graders.engine.contrast import Failing, neighbours_that_pass, passes
+from graders.engine.contrast import Budget, Failing, neighbours_that_pass, passes
 from graders.engine.failures import AttemptRaised, CheckFailed
 from graders.engine.recorder import Raised
 from graders.engine.repros import with_expected, with_refusal
@@ -48,6 +48,10 @@ from graders.engine.said import Said, family
 from graders.engine.sandbox import AttemptGone
 
 CHECKS_LOOKED_AT = 3    # failing checks whose failing call is compared
+CALLS = 30              # calls of the attempt an explanation makes at most (a grading makes about 100)
+# failures that say what is wrong in their own words: a value kept or shared across calls, an input
+# written into, a ValueError due, a memory rule
+SAID_BY_THEMSELVES = ("stale", "shared", "mutated", "raises", "memory", "missing", "not_implemented")
 MAX_OBSERVED = 4        # sentences in a report at most
 
 
@@ -72,7 +76,7 @@ def explain(failures: list[tuple[str, CheckFailed]], candidate, ref, domain, sec
         g.deadline = time.monotonic() + seconds
         with _fresh(candidate) as other, np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = _explained(failures, candidate, other, ref, domain, record)
+            out = _explained(failures, candidate, other, ref, domain, record, Budget(g, CALLS))
     except (Exception, AttemptGone):  # noqa: BLE001  (an explanation never breaks a grading)
         out = Explanation()
     finally:
@@ -98,12 +102,13 @@ def _fresh(candidate):
         other.box.close()
 
 
-def _explained(failures, candidate, other, ref, domain, record) -> Explanation:
+def _explained(failures, candidate, other, ref, domain, record, budget: Budget) -> Explanation:
     looked = failures[:CHECKS_LOOKED_AT]
     found = _history(looked, candidate, other, ref, record)
     if found is not None:
         return found
-    return Explanation(_said(looked, other, ref, domain))
+    return Explanation(_said([(i, f) for i, f in looked if f.kind not in SAID_BY_THEMSELVES], other, ref, domain,
+                             budget))
 
 
 def _history(looked, candidate, other, ref, record) -> Explanation | None:
@@ -121,9 +126,10 @@ def _history(looked, candidate, other, ref, record) -> Explanation | None:
     return None
 
 
-def _said(looked, other, ref, domain) -> list[Said]:
+def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
     """The sentences of the first failing check that says what the answer is, else of the
-    first that says what the failure needs or where it shows."""
+    first that says what the failure needs or where it shows. What a failure needs is asked
+    only when no relation says what the answer is, and of the first failing check only."""
     best: list[Said] = []
     contrasted = False
     for _, failure in looked:
@@ -133,41 +139,61 @@ def _said(looked, other, ref, domain) -> list[Said]:
         one = compare(ref, domain, call, failure.case or {}, every_size=True)
         if one is None:
             continue
-        first = not contrasted   # what the failure needs: asked of the first failing check only
-        contrasted = True
-        passing = neighbours_that_pass(Failing(failure.case, call, failure.rerun), other, ref, domain) if first else []
-        keep = tuple(n.dimension for n in passing if n.on_case is not None)
-        larger = _Larger(_seconds(failure, one, other, ref, domain, keep))
-        two = larger.get(0)
-        if two is None:
-            continue
-        relations = [Said(family(f.kind), f.part, f.text) for f in confirmed(one, two)]
-        if not _says_what(relations) and larger.get(1) is not None:  # the smallest case may be too small
-            on_larger = [Said(family(f.kind), f.part, f"{f.text} [on a larger case: {_described(failure, two)}]")
-                         for f in confirmed(two, larger.get(1))]
-            relations = on_larger if _says_what(on_larger) else relations
-        if not _says_what(relations) and larger.get(1) is not None:  # the weights behind y, when it hides them
-            seen = _probed(two, other, ref, domain), _probed(larger.get(1), other, ref, domain)
-            if seen[0] is not None and seen[1] is not None:
-                probed = [Said(family(f.kind), "the weights", f"{f.text} [seen with v = the identity, on a larger "
-                                                             f"case: {_described(failure, two)}]")
-                          for f in confirmed(*seen)]
-                relations = probed if _says_what(probed) else relations
-        at = Failing(two.case, two.call, failure.rerun)
-        needs = contrast.said([n for n in passing if passes(n, at, other, ref)])
-        if first and not needs and larger.get(1) is not None:  # too small to show what it needs: two larger
-            again = neighbours_that_pass(at, other, ref, domain)
-            three = Failing(larger.get(1).case, larger.get(1).call, failure.rerun)
-            needs = [Said(s.kind, s.part, f"{s.text} [on a larger case: {_described(failure, two)}]")
-                     for s in contrast.said([n for n in again if passes(n, three, other, ref)])]
+        larger = _Larger(_seconds(failure, one, other, ref, domain, budget))
+        relations = _relations(failure, one, larger, other, ref, domain)
         what = [s for s in relations if s.kind not in ("where", "parts")]
-        found = (what + [s for s in relations if s not in what][:1] + needs) if what else needs + relations
         if what:
-            return found
+            return what + [s for s in relations if s not in what][:1]
+        needs = []
+        if not contrasted:
+            contrasted = True
+            needs = _needs(failure, one, larger, other, ref, domain, budget)
+        found = needs + relations
         if needs and not any(s.kind == "needs" for s in best):
             best = found
         best = best or found
     return best
+
+
+def _relations(failure, one: Compared, larger, other, ref, domain) -> list[Said]:
+    """The relations of the smallest case confirmed on a second one; else those of two larger
+    cases; else those of the weights behind the answer (a probe), on two larger cases."""
+    two = larger.get(0)
+    if two is None:
+        return []
+    relations = [Said(family(f.kind), f.part, f.text) for f in confirmed(one, two)]
+    if not _says_what(relations) and larger.get(1) is not None:  # the smallest case may be too small
+        on_larger = [Said(family(f.kind), f.part, f"{f.text} [on a larger case: {_described(failure, two)}]")
+                     for f in confirmed(two, larger.get(1))]
+        relations = on_larger if _says_what(on_larger) else relations
+    if not _says_what(relations) and larger.get(1) is not None:  # the weights behind y, when it hides them
+        seen = _probed(two, other, ref, domain), _probed(larger.get(1), other, ref, domain)
+        if seen[0] is not None and seen[1] is not None:
+            probed = [Said(family(f.kind), "the weights", f"{f.text} [seen with v = the identity, on a larger "
+                                                         f"case: {_described(failure, two)}]")
+                      for f in confirmed(*seen)]
+            relations = probed if _says_what(probed) else relations
+    return relations
+
+
+def _needs(failure, one: Compared, larger, other, ref, domain, budget: Budget) -> list[Said]:
+    """What the failure needs: the neighbours of the smallest case that pass, confirmed on a
+    second failing case that keeps the sizes they change; else those of a larger case,
+    confirmed on another."""
+    passing = neighbours_that_pass(Failing(failure.case, one.call, failure.rerun), other, ref, domain, budget)
+    keep = tuple(n.dimension for n in passing if n.on_case is not None)
+    kept = _Larger(_seconds(failure, one, other, ref, domain, budget, keep)) if keep else larger
+    two = kept.get(0)
+    if two is None:
+        return []
+    at = Failing(two.case, two.call, failure.rerun)
+    needs = contrast.said([n for n in passing if passes(n, at, other, ref)])
+    if needs or passing or kept.get(1) is None:
+        return needs
+    again = neighbours_that_pass(at, other, ref, domain, budget)   # too small to show what it needs: two larger
+    three = Failing(kept.get(1).case, kept.get(1).call, failure.rerun)
+    return [Said(s.kind, s.part, f"{s.text} [on a larger case: {_described(failure, two)}]")
+            for s in contrast.said([n for n in again if passes(n, three, other, ref)])]
 
 
 class _Larger:
@@ -222,11 +248,13 @@ def failing_call(failure: CheckFailed):
     return next((c for c in reversed(failure.calls) if comparable(c)), None)
 
 
-def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, keep: tuple = ()):
+def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, budget: Budget, keep: tuple = ()):
     """The same failure on cases of other, larger sizes (but those in `keep`, which the failure
     needs), made in `other`: each failing call beside the reference's answer, as they come."""
     rerun = failure.rerun
     for case in second_cases(failure.case, rerun.allows, rerun.frozen, keep):
+        if not budget.left():
+            return
         again = rerun.attempt(other, case)
         if again is None or not rerun.same(again, failure):
             continue

@@ -126,6 +126,7 @@ class Grading:
         self.mutations: list[Call] = []     # every call that wrote into its arguments, whatever its size
         self.shared: list[Call] = []        # every call whose result shares memory with an input or a kept result
         self.explanation: list = []         # what the report says was observed (graders.engine.said.Said)
+        self.sent = 0                       # calls sent to the attempt's processes so far
         self._ids = itertools.count(1)
 
     def next_id(self) -> int:
@@ -286,6 +287,7 @@ class Recorded:
                     repro=(inputs.lines, len(inputs.lines)) if inputs is not None else ([], 0))
         call.process = self.candidate.box.process
         g.calls.append(call)
+        g.sent += 1
         reply = self.candidate.box.request(
             {"op": "call", "id": call.id, "fn": self.name, **request, "opts": dict(g.opts),
              "digests": digests}, g.deadline)
