@@ -164,12 +164,17 @@ def _case_neighbours(one: Failing, domain) -> list[Neighbour]:
                              on_case=lambda c: {**c, "values": "normal"}))
     for k, values in (ex.scalars.items() if ex is not None else ()):
         if k in case and isinstance(case[k], (int, float, str, type(None))):
-            # a scalar at 0 or 1 (one expert picked, a window of one key, temperature 0) makes most
-            # answers agree: that it passes there says nothing of what the failure needs
-            for v in [v for v in values if v != case[k] and not isinstance(v, (str, bool)) and v not in (0, 1)][:2]:
+            # a scalar at 0 or 1 (one expert picked, a window of one key, temperature 0 or 1e-6) makes
+            # most answers agree: that it passes there says nothing of what the failure needs
+            for v in [v for v in values if v != case[k] and not isinstance(v, (str, bool)) and not _trivial_value(v)][:2]:
                 out.append(Neighbour(k, f"with {k} = {shown(case[k])}", f"with {k} = {shown(v)}",
                                      on_case=lambda c, k=k, v=v: {**c, k: v}))
     return out
+
+
+def _trivial_value(v) -> bool:
+    """A scalar at 1, at 0 or next to it (a temperature or a top_p of 1e-6 keeps one token)."""
+    return isinstance(v, (int, float)) and (v == 1 or abs(v) <= 1e-3)
 
 
 def _bytes(call: Call) -> int:

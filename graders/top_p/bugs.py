@@ -66,6 +66,11 @@ BUGS = [
         "only tokens whose cumulative sum stays below top_p are kept: the token that crosses top_p belongs "
         "to the nucleus too (keep while the mass BEFORE a token is < top_p), or a small top_p keeps nothing",
         edited(BASE, ("keep_sorted = cum - sorted_p < top_p", "keep_sorted = cum < top_p"))),
+    Bug("drops_crossing_token_first_kept", "crossing_token_kept",
+        "only tokens whose cumulative sum stays below top_p are kept, with a guard that keeps the first: the "
+        "token that crosses top_p belongs to the nucleus too, so the guard hides the mistake only when the first "
+        "token alone crosses it (keep while the mass BEFORE a token is < top_p)",
+        edited(BASE, ("keep_sorted = cum - sorted_p < top_p", "keep_sorted = cum < top_p\n    keep_sorted[..., 0] = True"))),
     Bug("no_renormalisation", "sums_to_one",
         "the tokens outside the nucleus are zeroed but the rest are not divided by their sum, so the "
         "row sums to the nucleus's mass, not 1",
