@@ -90,4 +90,5 @@ DOMAIN = Domain(Explore(
     # rows past 16,384 with V = 2, all counted; a vocabulary past 32,767 for two positions
     big=({"n": 16_385, "lead": 1, "V": 2, "ignored": 0}, {"n": 2, "lead": 1, "V": 40_000}),
     fixed={"ignored": 3},
+    outputs=("the loss", "the gradient"),
 ))

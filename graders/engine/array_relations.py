@@ -216,6 +216,13 @@ def _along_axis_relations(G, W, w: _Words) -> list[Finding]:
                 if roll:
                     out.append(_shift_finding(k, roll, True, w))
                     continue
+                rolled = next((s for s in range(2, n - 1) if n >= 4 and perm == [(i - s) % n for i in range(n)]), 0)
+                if rolled:
+                    text = (f"along {ax}, {w.subject} {w.verb('holds', 'hold')} the slices of {w.ref} rolled by "
+                            f"{w.number(rolled, generic=False)}: slice i holds its slice i - {rolled}, the last "
+                            f"{rolled} coming first")
+                    out.append(Finding(R_PERM, "rolled", text, (k, rolled)))
+                    continue
                 reverse = perm == list(range(n - 1, -1, -1))
                 listed = ", ".join(str(j) for j in perm[:12]) + (", …" if n > 12 else "")
                 if reverse:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 # sizes a second case takes: three or more (with two keys any softmax row is the reference's
 # at another temperature), and apart from each other, so that no two quantities coincide
 PALETTE = (3, 4, 5, 7, 6, 8, 9, 11)
@@ -100,3 +102,29 @@ def shown(value: Any) -> str:
     if isinstance(value, tuple):
         return "(" + ", ".join(str(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     return str(value) if isinstance(value, (int, float, str)) else repr(value)
+
+
+def varied_calls(args: tuple, kwargs: dict, tries: int = SECOND_TRIES) -> list[tuple[tuple, dict]]:
+    """The same call with other values, for a failing case with no size to change (inputs written
+    out in the check): its float arrays moved by a few percent (zeros and infinities kept), and
+    its whole numbers (the sizes of a count) doubled, one more, and tripled."""
+    out = []
+    for i, change in enumerate((lambda n: 2 * n, lambda n: n + 1, lambda n: 3 * n)[:tries]):
+        rng = np.random.default_rng(11 + i)
+        made = (tuple(_varied(a, rng, change) for a in args), {k: _varied(v, rng, change) for k, v in kwargs.items()})
+        out.append(made)
+    return out
+
+
+def _varied(value: Any, rng, change) -> Any:
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            moved = value * (1 + 0.05 * rng.standard_normal(value.shape))
+        return np.where(np.isfinite(value) & (value != 0), moved, value).astype(value.dtype)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value >= 1:
+        return type(value)(change(int(value)))
+    if isinstance(value, (tuple, list)):
+        return type(value)(_varied(v, rng, change) for v in value)
+    if isinstance(value, dict):
+        return {k: _varied(v, rng, change) for k, v in value.items()}
+    return value

@@ -19,7 +19,8 @@ from graders.engine.wording import Finding, constant_names
 
 # relations that carry a number (a factor, an offset): the same relation on another case may
 # carry another number, named or not
-VALUED = {"factor", "negated", "tempered", "ratio", "opposite_sign", "offset", "difference", "constant"}
+VALUED = {"factor", "negated", "tempered", "ratio", "opposite_sign", "offset", "difference", "constant", "floor",
+          "ceiling"}
 NOT_CONFIRMED = {"count"}     # how many entries agree says nothing a case's message does not
 SAME_NUMBER = 1e-6
 
@@ -43,6 +44,11 @@ def confirmed(first: Compared, second: Compared) -> list[Finding]:
         match = [g for g in two if key(g) == k]
         if not match:
             continue
+        if f.kind == "sizes":  # the lengths named after what fits both cases ("t_new", "t_past + t_new")
+            for at in (2, 3):
+                common = _exact_names(f.detail[at], first) & set().union(*(_exact_names(g.detail[at], second)
+                                                                          for g in match))
+                labels |= common if len(common) == 1 else set()
         if f.kind in VALUED:
             names = _common_names(f, match, first, second)
             if names is None:
@@ -60,6 +66,8 @@ def confirmed(first: Compared, second: Compared) -> list[Finding]:
     for f in worded:
         k = key(f)
         if k in keep and k not in {key(o) for o in out}:
+            if k in varying and _of_numbers(f):
+                continue  # two numbers always have a ratio and a difference: only one that repeats says something
             out.append(_varying(f) if k in varying else f)
     return _what_before_where(out)
 
@@ -75,6 +83,10 @@ def key(f: Finding) -> tuple | None:
     elif f.kind == "permutation":
         k, perm = d
         structure = (k, "reversed") if list(perm) == list(range(len(perm) - 1, -1, -1)) else (k, tuple(perm))
+    elif f.kind == "sizes":
+        structure = d[:2]            # the same axis, the answer's the first or the last of the reference's
+    elif f.kind == "rolled":
+        structure = d[:1]            # rolled along the same axis, by a number that may differ
     elif f.kind == "indices":
         structure = d                # the same positions agree on both cases, or nothing is said
     elif family(f.kind) == "where":
@@ -101,6 +113,17 @@ def _common_names(f: Finding, match: list[Finding], first: Compared, second: Com
     for g in match:
         common |= mine & constant_names(value(g), second.constants, second.rtol)
     return common or None
+
+
+def _exact_names(n: int, c: Compared) -> set[str]:
+    """The names of the case's numbers equal to the length `n`."""
+    return {name for name, v in c.constants.items() if isinstance(v, (int, float)) and v == n
+            and not name.startswith("sqrt")}
+
+
+def _of_numbers(f: Finding) -> bool:
+    """A relation between two single numbers (a ratio, a difference, a factor of a scalar)."""
+    return f.kind in ("ratio", "difference") or (f.kind == "factor" and f.detail[1:2] == ("scalar",))
 
 
 def _varying(f: Finding) -> Finding:

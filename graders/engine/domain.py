@@ -69,10 +69,11 @@ class Explore:
     determined: Callable[[dict], bool] | None = None  # for a sampler: the cases whose answer is fixed
     sequence: bool = True                           # explore sequences of calls
     fixed: dict[str, Any] = field(default_factory=dict)  # case entries every case has
-    # for the observed relations (graders.engine.observed): the names of a tuple result's parts,
+    # for the observed relations (graders.engine.observed): the names of a tuple result's parts (a part that
+    # is a tuple itself as (its name, (the names of its parts)): ("y", ("the returned cache", ("k", "v")))),
     # the names of each part's axes (a dict, or a list of dicts, one a part), and the case's
     # constants a wrong factor may be, by name ({"sqrt(d_head)": 1.41, ...})
-    outputs: tuple[str, ...] = ()
+    outputs: tuple = ()
     axes: Any = None
     constants: Callable[[dict], dict] | None = None
     # the outputs whose blocked entries are a mask, compared with the reference's (graders.engine.masks):

@@ -36,13 +36,13 @@ import numpy as np
 
 from graders.engine import contrast, history
 from graders.engine import observed as conduct_of
-from graders.engine.cases import second_cases
+from graders.engine.cases import case_sizes, second_cases, varied_calls
 from graders.engine import calls as make
 from graders.engine.compared import Compared, arguments, comparable, compare, explored
 from graders.engine.confirm import confirmed
-from graders.engine.contrast import Budget, Failing, neighbours_that_pass, passes
+from graders.engine.contrast import Budget, Failing, error_ratio, neighbours_that_pass, passes
 from graders.engine.failures import AttemptRaised, CheckFailed
-from graders.engine.recorder import Raised
+from graders.engine.recorder import Raised, clone
 from graders.engine.repros import with_expected, with_refusal
 from graders.engine.said import Said, family
 from graders.engine.sandbox import AttemptGone
@@ -264,6 +264,22 @@ def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, budget: Bu
         found = compare(ref, domain, call, case, every_size=True)
         if found is not None:
             yield found
+    if case_sizes(failure.case, rerun.frozen) or not budget.left():
+        return
+    for args, kwargs in varied_calls(one.call.args, one.call.kwargs):  # no size to change: other values
+        if not budget.left():
+            return
+        want = make.expected(ref, one.call.function, *clone((args, kwargs)))
+        if want is make.REFUSED:
+            continue
+        try:
+            getattr(other, one.call.function)(*args, **kwargs)
+        except CheckFailed:
+            continue
+        call = other.grading.calls[-1]
+        found = compare(ref, domain, call, failure.case, every_size=True)
+        if found is not None and error_ratio(found.got, found.want, _dtype(found)) > 1:
+            yield found
 
 
 def _conduct(ref, failures) -> list[Said]:
@@ -295,3 +311,7 @@ def _shown(failures, ref) -> dict[str, str]:
         if repro != failure.repro:
             out[ident] = repro
     return out
+
+
+def _dtype(c: Compared):
+    return next((a.dtype for a in c.inputs.values()), np.float64)

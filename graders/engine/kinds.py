@@ -93,8 +93,8 @@ def sizes_relation(G: np.ndarray, W: np.ndarray, w: Words) -> list[Finding]:
                     break
     text = (f"{w.subject} {w.verb('has', 'have')} {_count(n, w)} along {w.ax(k)} where {w.ref} has {_count(m, w)}")
     if which:
-        text += f": they are the {which} {n} of {w.ref}'s, the rest are missing"
-    return [Finding(R_SHAPE, "sizes", text, (k, which))]
+        text += f": they are the {which} {n} of its {m}, the others are missing"
+    return [Finding(R_SHAPE, "sizes", text, (k, which, n, m))]
 
 
 def _count(n: int, w: Words) -> str:

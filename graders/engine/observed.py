@@ -67,6 +67,9 @@ def conduct(ref, call: Call) -> str | None:
                 f"returns an answer")
     if call.returned and isinstance(want, ValueError):
         return f"{source} returns an answer, where the reference raises ValueError"
+    if isinstance(call.outcome, Raised) and isinstance(want, ValueError) and not call.outcome.is_a(ValueError):
+        return (f"{source} raises {call.outcome.type_name}{call.outcome.location()}, where the reference raises "
+                f"ValueError: the contract's check is missing or comes too late")
     return None
 
 

@@ -37,7 +37,7 @@ from graders.engine.array_relations import (_all_close, _along_axis_relations, _
                                             _transposition, _value_relations)
 from graders.engine.kinds import key_relations, sizes_relation, type_relation
 from graders.engine.masks import mask_relation
-from graders.engine.scales import slice_factors
+from graders.engine.scales import clipped, slice_factors
 from graders.engine.wording import (Finding, MAX_SENTENCES, R_FACTOR, R_LEAD, R_OFFSET, R_SHAPE,
                                     R_SWAPPED_PARTS, _Words, _bare, _constants, _is_plural, _listing,
                                     _ordinal, _shape)
@@ -47,7 +47,7 @@ __all__ = ["observe", "Finding", "findings"]
 
 # ----------------------------------------------------------------------------- one output
 
-def _scalar(g: float, v: float, w: _Words) -> list[Finding]:
+def _scalar(g: float, v: float, w: _Words, every: bool = False) -> list[Finding]:
     if not (math.isfinite(g) and math.isfinite(v)):
         return []
     subj, rv = w.subject, w.ref_value
@@ -79,8 +79,10 @@ def _scalar(g: float, v: float, w: _Words) -> list[Finding]:
         known, _ = w.names_of(c)
         if known is not None and math.isclose(g, known * v, rel_tol=w.rtol, abs_tol=w.atol):
             out.append(Finding(R_FACTOR, "factor", f"{subj} {is_} {rv} times {w.number(c)}", (known,)))
+        elif every and math.isfinite(c) and c != 0:  # any two numbers have a ratio: said only if a second case has it
+            out.append(Finding(R_FACTOR, "factor", f"{subj} {is_} {rv} times {_num(c)}", (c, "scalar")))
     d = g - v
-    if not out and d != 0:
+    if not out and d != 0 and not every:
         known, _ = w.names_of(abs(d), generic=False)
         if known is not None and math.isclose(g, v + math.copysign(known, d), rel_tol=w.rtol, abs_tol=w.atol):
             sign = "plus" if d > 0 else "minus"
@@ -159,14 +161,14 @@ def _single(got: Any, want: Any, w: _Words, inputs: dict[str, np.ndarray], every
     if G.size == 1:
         if _is_bool(got) or _is_bool(want):
             return []  # true and false are not numbers to relate
-        return _scalar(float(G.flat[0]), float(W.flat[0]), w)
+        return _scalar(float(G.flat[0]), float(W.flat[0]), w, every)
     exact = _axes_relation(G, W, w) + _along_axis_relations(G, W, w) + _value_relations(G, W, w, inputs)
     if masked:
         mask = mask_relation(G, W, w, _is_bool(got) or _is_bool(want))
         if mask:  # a mask's shape, said as a mask: not as slices shifted or permuted
             exact = [f for f in exact if f.kind not in ("shift", "permutation", "same_slice")] + mask
     if not any(f.kind in ("factor", "negated", "renormalised") for f in exact):
-        exact += slice_factors(G, W, w)
+        exact += slice_factors(G, W, w) or clipped(G, W, w)
     if every:
         return exact + _tempered_relation(G, W, w) + _sums_relation(G, W, w) + _pattern(M, w)
     exact = exact or _tempered_relation(G, W, w)
@@ -227,6 +229,9 @@ def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict
     seq = (tuple, list)
     if isinstance(want, seq):
         n = len(want)
+        inner = {i: names[i][1] for i in range(min(n, len(names))) if isinstance(names[i], tuple)
+                 and len(names[i]) == 2 and isinstance(names[i][0], str)}   # a part that is itself a tuple, named
+        names = tuple(names[i][0] if i in inner else names[i] for i in range(len(names)))
         part_names = [names[i] if i < len(names) and isinstance(names[i], str) and names[i] else _ordinal(i)
                       for i in range(n)]
         refs = [f"the reference's {_bare(nm)}" for nm in part_names]
@@ -266,6 +271,12 @@ def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict
                 out.append(Finding(R_SWAPPED_PARTS, "other_part",
                                    f"{part_names[i]} {w.verb('equals', 'equal')} {refs[other]}", (i, other),
                                    part_names[i]))
+                continue
+            if i in inner and isinstance(want[i], seq) and isinstance(got[i], seq):  # each of its own parts, by name
+                subnames = tuple(f"{sub} of {part_names[i]}" for sub in inner[i])
+                out.extend(f for f in findings(got[i], want[i], inputs=inputs, constants=constants, what=part_names[i],
+                                               axes=_axes_for(axes, i, part_names[i]), rtol=rtol, atol=atol,
+                                               names=subnames, every=every, masks=masks) if f.kind != "parts")
                 continue
             out.extend(replace(f, part=part_names[i])
                        for f in _single(got[i], want[i], w, arrays, every, part_names[i] in masks))

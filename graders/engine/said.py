@@ -7,6 +7,7 @@ failure needs of T) and the project's tests can count the entries explained righ
 
     scale      a factor, a softmax at another temperature, the opposite sign, a ratio
     offset     a constant added, a difference of whole numbers
+    clip       every entry beyond one number brought back to it (a floor, a ceiling)
     input      an input of the call added, missing, or returned
     held       an intermediate the grader holds (the masked scores, a product of other operands)
     axes       axes swapped or transposed, slices in another order, one slice everywhere
@@ -31,10 +32,10 @@ from dataclasses import dataclass
 # the family of each relation the finder reports (graders.engine.relations, .masks, .kinds)
 FAMILY = {
     "factor": "scale", "tempered": "scale", "negated": "scale", "ratio": "scale", "opposite_sign": "scale",
-    "offset": "offset", "difference": "offset",
+    "offset": "offset", "difference": "offset", "floor": "clip", "ceiling": "clip",
     "input": "input", "plus_input": "input", "minus_input": "input",
     "held": "held", "held_transposed": "held",
-    "transpose": "axes", "permutation": "axes", "same_slice": "axes", "transposed_shape": "axes",
+    "transpose": "axes", "permutation": "axes", "rolled": "axes", "same_slice": "axes", "transposed_shape": "axes",
     "shift": "shift",
     "mask": "mask",
     "sums": "normalised", "renormalised": "normalised",

@@ -49,6 +49,28 @@ def slice_factors(G: np.ndarray, W: np.ndarray, w: Words) -> list[Finding]:
     return []
 
 
+def clipped(G: np.ndarray, W: np.ndarray, w: Words) -> list[Finding]:
+    """G is W with every entry below one number raised to it (a floor), or every entry above one
+    lowered to it (a ceiling): a clip where none belongs."""
+    if G.size < 2 or not np.all(np.isfinite(G)):
+        return []
+    with np.errstate(all="ignore"):
+        differ = ~np.isclose(G, W, rtol=w.rtol, atol=w.atol)
+    if not differ.any() or differ.all():
+        return []
+    c = float(np.median(G[differ]))
+    for kind, bound, beyond in (("floor", np.maximum, W[differ] < c), ("ceiling", np.minimum, W[differ] > c)):
+        if not np.all(beyond):
+            continue
+        with np.errstate(all="ignore"):
+            if np.all(np.isclose(G, bound(W, c), rtol=w.rtol, atol=w.atol)):
+                side = ("below", "raised") if kind == "floor" else ("above", "lowered")
+                text = (f"{w.subject} {w.verb('is', 'are')} {w.ref} with every entry {side[0]} {c:.3g} {side[1]} to "
+                        f"{c:.3g}: a {kind} (a clip) where none belongs")
+                return [Finding(R_FACTOR, kind, text, (c,))]
+    return []
+
+
 def _factors(g: np.ndarray, r: np.ndarray, w: Words) -> np.ndarray | None:
     """The number each row of g is its row of r times, when every row is one (else None). Rows
     of r that are constant say nothing (any constant row is a multiple of another)."""
@@ -72,6 +94,7 @@ def precision(got: Any, want: Any, want32: Any, eps: dict[str, float], what: str
         for i, (g, w) in enumerate(zip(got, want)):
             w32 = want32[i] if isinstance(want32, (tuple, list)) and len(want32) == len(want) else None
             name = names[i] if i < len(names) else f"output {i}"
+            name = name[0] if isinstance(name, tuple) else name
             out += [replace(f, part=name) for f in precision(g, w, w32, eps, name)]
         return out
     try:

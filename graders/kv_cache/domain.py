@@ -137,7 +137,8 @@ def constants(case: dict) -> dict:
     H, d_head = case["n_heads"], case["d_head"]
     d_model = H * d_head + case.get("extra", 0)
     return {"sqrt(d_head)": np.sqrt(d_head), "sqrt(d_head / d_model)": np.sqrt(d_head / d_model),
-            "n_heads": H, "d_head": d_head, "t_new": case["t_new"], "t_past": case["t_past"]}
+            "n_heads": H, "d_head": d_head, "t_new": case["t_new"], "t_past": case["t_past"],
+            "t_past + t_new": case["t_past"] + case["t_new"]}
 
 
 DOMAIN = Domain(Explore(
@@ -152,6 +153,8 @@ DOMAIN = Domain(Explore(
     invalid=INVALID,
     # one new token over a cache past 32,767 positions: an int16 position index wraps there
     big=({"B": 1, "t_new": 1, "n_heads": 1, "d_head": 1, "t_past": 32_768},),
-    outputs=("y", "the returned cache"), axes={"y": {0: "batch", 1: "new positions", 2: "features"}},
+    outputs=("y", ("the returned cache", ("k", "v"))),
+    axes={"y": {0: "batch", 1: "new positions", 2: "features"},
+          "the returned cache": {0: "batch", 1: "heads", 2: "positions", 3: "features"}},
     constants=constants,
 ))
