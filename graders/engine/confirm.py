@@ -126,10 +126,17 @@ def _of_numbers(f: Finding) -> bool:
     return f.kind in ("ratio", "difference") or (f.kind == "factor" and f.detail[1:2] == ("scalar",))
 
 
+VARYING = (" (by another amount on other sizes)", " (with another factor on other sizes)")
+
+
+def varying(text: str) -> bool:
+    """The sentence of a relation whose number changes from case to case, and that no name fits."""
+    return text.endswith(VARYING) or any(f"{v} [" in text for v in VARYING)
+
+
 def _varying(f: Finding) -> Finding:
     """A relation whose number is not the same on the second case, and no name fits both."""
-    return replace(f, text=f"{f.text} (by another amount on other sizes)" if f.kind in ("offset", "difference")
-                   else f"{f.text} (with another factor on other sizes)")
+    return replace(f, text=f.text + (VARYING[0] if f.kind in ("offset", "difference") else VARYING[1]))
 
 
 def _what_before_where(found: list[Finding]) -> list[Finding]:

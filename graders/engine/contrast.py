@@ -38,6 +38,7 @@ SENSITIVE = 1e-3               # the data changed by this share: a reference ans
 MAX_NEIGHBOURS = 12            # neighbours graded on the smallest case, at most
 LARGE_BYTES = 1 << 16          # a failing call with larger arguments is past a cheap boundary
 LARGE_SIZE = 64                # ... and its sizes from this one up are the boundary's
+BISECTIONS = 5                 # steps of bisection towards such a boundary, at most
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,13 @@ def neighbours_that_pass(one: Failing, other, ref, domain, budget: Budget) -> li
     neighbours = _case_neighbours(one, domain)
     if large:
         neighbours = [n for n in neighbours if n.large_size]
+        for s in (s for s in case_sizes(one.case, ()) if s.value >= LARGE_SIZE):
+            if not budget.left():
+                break
+            found = _boundary(one, s, other, ref)
+            if found is not None:
+                passing.append(found)
+        neighbours = [n for n in neighbours if n.dimension not in {p.dimension for p in passing}]
     for n in neighbours:
         if tried >= MAX_NEIGHBOURS or not budget.left():
             break
@@ -105,6 +113,31 @@ def neighbours_that_pass(one: Failing, other, ref, domain, budget: Budget) -> li
                 passing.append(n)
                 break
     return passing
+
+
+def _boundary(one: Failing, s: Size, other, ref) -> Neighbour | None:
+    """For a size past a cheap boundary (16,385 rows, 4,097 tokens): the boundary itself, found by
+    halving, then bisecting between a value that passes and one that fails (BISECTIONS steps)."""
+    def at(v):
+        return Neighbour(s.name, f"with {s.name} = {fail}", f"with {s.name} = {v}",
+                         on_case=lambda c: with_size(c, s, v), large_size=True)
+    fail, good = s.value, None
+    for v in (s.value - 1, s.value // 2, s.value // 4):
+        if v >= 1 and passes(at(v), one, other, ref):
+            good = v
+            break
+        fail = min(fail, v) if v >= 1 else fail
+    if good is None:
+        return None
+    for _ in range(BISECTIONS):
+        if fail - good <= 1:
+            break
+        mid = (fail + good) // 2
+        if passes(at(mid), one, other, ref):
+            good = mid
+        else:
+            fail = mid
+    return at(good)
 
 
 def passes(n: Neighbour, at: Failing, other, ref) -> bool:
@@ -166,10 +199,20 @@ def _case_neighbours(one: Failing, domain) -> list[Neighbour]:
         if k in case and isinstance(case[k], (int, float, str, type(None))):
             # a scalar at 0 or 1 (one expert picked, a window of one key, temperature 0 or 1e-6) makes
             # most answers agree: that it passes there says nothing of what the failure needs
-            for v in [v for v in values if v != case[k] and not isinstance(v, (str, bool)) and not _trivial_value(v)][:2]:
+            others = [v for v in values if v != case[k] and not isinstance(v, (str, bool)) and not _trivial_value(v)]
+            for v in _nearest(case[k], others):
                 out.append(Neighbour(k, f"with {k} = {shown(case[k])}", f"with {k} = {shown(v)}",
                                      on_case=lambda c, k=k, v=v: {**c, k: v}))
     return out
+
+
+def _nearest(value, others: list) -> list:
+    """The nearest of `others` below `value` and the nearest above (a number), else the first two."""
+    if not isinstance(value, (int, float)) or not all(isinstance(v, (int, float)) for v in others):
+        return others[:2]
+    below = [v for v in others if v < value]
+    above = [v for v in others if v > value]
+    return ([max(below)] if below else []) + ([min(above)] if above else [])
 
 
 def _trivial_value(v) -> bool:

@@ -36,11 +36,11 @@ import numpy as np
 
 from graders.engine import contrast, history
 from graders.engine import observed as conduct_of
-from graders.engine.cases import case_sizes, second_cases, varied_calls
+from graders.engine.cases import second_cases, varied_calls
 from graders.engine import calls as make
 from graders.engine.compared import Compared, arguments, comparable, compare, explored
-from graders.engine.confirm import confirmed
-from graders.engine.contrast import Budget, Failing, error_ratio, neighbours_that_pass, passes
+from graders.engine.confirm import confirmed, varying
+from graders.engine.contrast import Budget, Failing, disagrees, error_ratio, neighbours_that_pass, passes
 from graders.engine.failures import AttemptRaised, CheckFailed
 from graders.engine.recorder import Raised, clone
 from graders.engine.repros import with_expected, with_refusal
@@ -142,12 +142,14 @@ def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
         larger = _Larger(_seconds(failure, one, other, ref, domain, budget))
         relations = _relations(failure, one, larger, other, ref, domain)
         what = [s for s in relations if s.kind not in ("where", "parts")]
-        if what:
+        if what and not all(varying(s.text) for s in what):
             return what + [s for s in relations if s not in what][:1]
         needs = []
-        if not contrasted:
-            contrasted = True
+        if not contrasted and disagrees(call, ref):  # a factor that changes from case to case says little
+            contrasted = True                         # what the failure needs too: asked of one check only
             needs = _needs(failure, one, larger, other, ref, domain, budget)
+        if what:
+            return needs + what + [s for s in relations if s not in what][:1]
         found = needs + relations
         if needs and not any(s.kind == "needs" for s in best):
             best = found
@@ -252,6 +254,7 @@ def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, budget: Bu
     """The same failure on cases of other, larger sizes (but those in `keep`, which the failure
     needs), made in `other`: each failing call beside the reference's answer, as they come."""
     rerun = failure.rerun
+    made = 0
     for case in second_cases(failure.case, rerun.allows, rerun.frozen, keep):
         if not budget.left():
             return
@@ -263,8 +266,9 @@ def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, budget: Bu
             continue
         found = compare(ref, domain, call, case, every_size=True)
         if found is not None:
+            made += 1
             yield found
-    if case_sizes(failure.case, rerun.frozen) or not budget.left():
+    if made or not budget.left():   # no case of other sizes fails so: the same sizes with other values
         return
     for args, kwargs in varied_calls(one.call.args, one.call.kwargs):  # no size to change: other values
         if not budget.left():
@@ -283,7 +287,11 @@ def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, budget: Bu
 
 
 def _conduct(ref, failures) -> list[Said]:
-    """What a failing call of the first failing checks did that the reference's does not."""
+    """What a failing call of the first failing checks did that the reference's does not, or what a
+    check measured of it (the memory it holds)."""
+    for _, failure in failures[:CHECKS_LOOKED_AT]:
+        if getattr(failure, "observation", None):
+            return [Said(failure.kind, "", failure.observation)]
     for _, failure in failures[:CHECKS_LOOKED_AT]:
         for call in reversed(failure.calls):
             sentence = conduct_of.conduct(ref, call)

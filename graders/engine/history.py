@@ -21,6 +21,7 @@ import numpy as np
 
 from graders.engine import calls as make
 from graders.engine.contrast import error_ratio
+from graders.engine.call_text import plain
 from graders.engine.failures import AttemptRaised, CheckFailed
 from graders.engine.inputs import literal
 from graders.engine.recorder import Call, Raised, clone
@@ -226,4 +227,4 @@ def _written(call: Call, ref, suffix: str) -> tuple[dict, list[str] | None, str]
 
 
 def _plain(call: Call) -> str:
-    return f"the call {call.function}(...) of the failing case"
+    return plain(call.source)

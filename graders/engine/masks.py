@@ -27,8 +27,11 @@ def blocked(a: np.ndarray, bool_like: bool) -> np.ndarray | None:
         return a != 0
     if np.any(np.isneginf(a)):
         return np.isneginf(a)
-    if np.all(np.isfinite(a)) and np.all(a >= 0) and np.all(np.abs(a.sum(axis=-1) - 1.0) <= 1e-5):
-        return a == 0
+    lost = np.all(np.isnan(a), axis=-1, keepdims=True)   # rows that saw no key at all: 0 / 0
+    rest = np.where(lost, 0.5, a)
+    if np.all(np.isfinite(rest)) and np.all(rest >= 0) and np.all(np.abs(np.where(lost[..., 0], 1.0, rest.sum(axis=-1))
+                                                                  - 1.0) <= 1e-5):
+        return (a == 0) | lost
     return None
 
 

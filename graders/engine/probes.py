@@ -71,3 +71,45 @@ def _array(out: Any) -> np.ndarray | None:
     except (TypeError, ValueError):
         return None
     return a if a.ndim >= 2 else None
+
+
+def through_cache(values: dict) -> Probe | None:
+    """f(x, W_q, W_k, W_v, W_o, n_heads, cache) -> (y, cache), one decoding step over a cache: made
+    with one sequence and one head (every head's columns together), x given one feature more for
+    each new position (an identity, so that W_v can make each new value a one-hot row), the cached
+    values one-hot rows too and W_o the identity, y's first t_past + t_new features are the
+    weights of the new positions over every position."""
+    x, W_q, W_k = values.get("x"), values.get("W_q"), values.get("W_k")
+    cache = values.get("cache")
+    if not all(isinstance(a, np.ndarray) for a in (x, W_q, W_k)) or x.ndim != 3:
+        return None
+    t_new, d_model = x.shape[1], x.shape[2]
+    if cache is not None:
+        if not (isinstance(cache, (tuple, list)) and len(cache) == 2 and isinstance(cache[0], np.ndarray)
+                and cache[0].ndim == 4):
+            return None
+        k_past = np.asarray(cache[0][:1], dtype=np.float64)                      # (1, H, t_past, d_head)
+        k_past = k_past.transpose(0, 2, 1, 3).reshape(1, k_past.shape[2], -1)   # every head's columns together
+    else:
+        k_past = np.zeros((1, 0, d_model))
+    t_past = k_past.shape[1]
+    t_all = t_past + t_new
+    width = max(d_model + t_new, t_all)
+    x1 = np.zeros((1, t_new, width))
+    x1[0, :, :d_model] = x[0]
+    x1[0, :, d_model:d_model + t_new] = np.eye(t_new)
+    W_q1, W_k1, W_v1 = (np.zeros((width, width)) for _ in range(3))
+    W_q1[:d_model, :d_model], W_k1[:d_model, :d_model] = W_q, W_k
+    W_v1[d_model:d_model + t_new, t_past:t_all] = np.eye(t_new)      # the new values: one-hot rows t_past...
+    probe = {**values, "x": x1, "W_q": W_q1, "W_k": W_k1, "W_v": W_v1, "W_o": np.eye(width), "n_heads": 1}
+    if cache is not None:
+        k1 = np.zeros((1, 1, t_past, width))
+        k1[0, 0, :, :k_past.shape[2]] = k_past[0]
+        v1 = np.zeros((1, 1, t_past, width))
+        v1[0, 0, :, :t_past] = np.eye(t_past)                        # the cached values: one-hot rows 0...
+        probe["cache"] = (k1, v1)
+
+    def weights(out: Any) -> np.ndarray | None:
+        y = _array(out[0]) if isinstance(out, (tuple, list)) and len(out) == 2 else None
+        return y[0, :, :t_all] if y is not None and y.ndim == 3 and y.shape[-1] >= t_all else None
+    return Probe(probe, weights)

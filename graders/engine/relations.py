@@ -38,9 +38,9 @@ from graders.engine.array_relations import (_all_close, _along_axis_relations, _
 from graders.engine.kinds import key_relations, sizes_relation, type_relation
 from graders.engine.masks import mask_relation
 from graders.engine.scales import clipped, slice_factors
-from graders.engine.wording import (Finding, MAX_SENTENCES, R_FACTOR, R_LEAD, R_OFFSET, R_SHAPE,
+from graders.engine.wording import (Finding, MAX_SENTENCES, R_CONSTANT, R_FACTOR, R_LEAD, R_OFFSET, R_SHAPE,
                                     R_SWAPPED_PARTS, _Words, _bare, _constants, _is_plural, _listing,
-                                    _ordinal, _shape)
+                                    _num, _ordinal, _shape)
 
 __all__ = ["observe", "Finding", "findings"]
 
@@ -52,6 +52,8 @@ def _scalar(g: float, v: float, w: _Words, every: bool = False) -> list[Finding]
         return []
     subj, rv = w.subject, w.ref_value
     is_ = w.verb("is", "are")
+    if g == 0 and v != 0:
+        return [Finding(R_CONSTANT, "zero", f"{subj} {is_} 0 where {rv} is {_num(v)}", ())]
     integral = g == int(g) and v == int(v) and abs(g) < 2 ** 53 and abs(v) < 2 ** 53
     if integral:
         gi, vi = int(g), int(v)

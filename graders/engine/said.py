@@ -24,6 +24,7 @@ failure needs of T) and the project's tests can count the entries explained righ
     needs      what the failure needs: the nearest case that passes
     history    a call right alone and wrong after an earlier one
     conduct    raises, returns where a ValueError is due, writes into an input, shares memory
+    memory     what a check measured of the memory a call holds
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 
 # the family of each relation the finder reports (graders.engine.relations, .masks, .kinds)
 FAMILY = {
-    "factor": "scale", "tempered": "scale", "negated": "scale", "ratio": "scale", "opposite_sign": "scale",
+    "factor": "scale", "tempered": "scale", "slice_factor": "scale", "negated": "scale", "ratio": "scale", "opposite_sign": "scale",
     "offset": "offset", "difference": "offset", "floor": "clip", "ceiling": "clip",
     "input": "input", "plus_input": "input", "minus_input": "input",
     "held": "held", "held_transposed": "held",
@@ -43,7 +44,7 @@ FAMILY = {
     "parts": "parts", "other_part": "parts", "one_part": "parts", "in_part": "parts", "element": "parts",
     "keys": "keys", "type": "type",
     "precision": "precision", "eps": "precision", "grows": "precision",
-    "zero": "constant", "constant": "constant",
+    "zero": "constant", "constant": "constant", "memory": "memory",
     "lower_diag": "where", "lower_strict": "where", "diagonal": "where", "upper_diag": "where",
     "upper_strict": "where", "prefix": "where", "suffix": "where", "first_half": "where",
     "second_half": "where", "even": "where", "odd": "where", "indices": "where", "count": "where",

@@ -81,7 +81,7 @@ def _ordinal(i: int) -> str:
     return f"the {words[i]} output" if i < len(words) else f"output {i}"
 
 
-_SIMPLE_NAME = re.compile(r"^[\w.]+(\[\d+\])?(\(.*\))?$")
+_SIMPLE_NAME = re.compile(r"^[\w.]+(\[\d+\])?(\*\*\d+|\*[\w.]+)?(\(.*\))?$")
 
 
 def _inverse_name(name: str) -> str:

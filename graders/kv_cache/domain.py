@@ -15,6 +15,7 @@ skip the checks.
 import numpy as np
 
 from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+from graders.engine.probes import through_cache
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
 
@@ -156,5 +157,5 @@ DOMAIN = Domain(Explore(
     outputs=("y", ("the returned cache", ("k", "v"))),
     axes={"y": {0: "batch", 1: "new positions", 2: "features"},
           "the returned cache": {0: "batch", 1: "heads", 2: "positions", 3: "features"}},
-    constants=constants,
+    constants=constants, probe=through_cache,
 ))
