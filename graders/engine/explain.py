@@ -43,7 +43,7 @@ from graders.engine.confirm import confirmed, varying
 from graders.engine.contrast import Budget, Failing, disagrees, error_ratio, neighbours_that_pass, passes
 from graders.engine.failures import AttemptRaised, CheckFailed
 from graders.engine.recorder import Raised, clone
-from graders.engine.repros import with_expected, with_refusal
+from graders.engine.repros import with_expected, with_refusal, without_unused
 from graders.engine.said import Said, family
 from graders.engine.sandbox import AttemptGone
 
@@ -142,7 +142,7 @@ def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
         larger = _Larger(_seconds(failure, one, other, ref, domain, budget))
         relations = _relations(failure, one, larger, other, ref, domain)
         what = [s for s in relations if s.kind not in ("where", "parts")]
-        if what and not all(varying(s.text) for s in what):
+        if what and not all(s.weak for s in what):
             return what + [s for s in relations if s not in what][:1]
         needs = []
         if not contrasted and disagrees(call, ref):  # a factor that changes from case to case says little
@@ -163,17 +163,16 @@ def _relations(failure, one: Compared, larger, other, ref, domain) -> list[Said]
     two = larger.get(0)
     if two is None:
         return []
-    relations = [Said(family(f.kind), f.part, f.text) for f in confirmed(one, two)]
+    relations = [_said_of(f) for f in confirmed(one, two)]
     if not _says_what(relations) and larger.get(1) is not None:  # the smallest case may be too small
-        on_larger = [Said(family(f.kind), f.part, f"{f.text} [on a larger case: {_described(failure, two)}]")
+        on_larger = [_said_of(f, f" [on a larger case: {_described(failure, two)}]")
                      for f in confirmed(two, larger.get(1))]
         relations = on_larger if _says_what(on_larger) else relations
     if not _says_what(relations) and larger.get(1) is not None:  # the weights behind y, when it hides them
         seen = _probed(two, other, ref, domain), _probed(larger.get(1), other, ref, domain)
         if seen[0] is not None and seen[1] is not None:
-            probed = [Said(family(f.kind), "the weights", f"{f.text} [seen with v = the identity, on a larger "
-                                                         f"case: {_described(failure, two)}]")
-                      for f in confirmed(*seen)]
+            probed = [_said_of(f, f" [seen with v = the identity, on a larger case: {_described(failure, two)}]",
+                               "the weights") for f in confirmed(*seen)]
             relations = probed if _says_what(probed) else relations
     return relations
 
@@ -217,7 +216,7 @@ def _probed(c: Compared, other, ref, domain) -> Compared | None:
     """The attention weights behind a failing call's answer, the attempt's beside the reference's:
     the call made again with the domain's probe (graders.engine.probes), None without one."""
     ex = explored(domain, c.call.function)
-    probe = ex.probe(arguments(ref, c.call)) if ex is not None and ex.probe is not None else None
+    probe = ex.probe(clone(arguments(ref, c.call))) if ex is not None and ex.probe is not None else None
     if probe is None:
         return None
     params = list(inspect.signature(getattr(ref, c.call.function)).parameters)
@@ -235,6 +234,13 @@ def _probed(c: Compared, other, ref, domain) -> Compared | None:
         return None
     return Compared(c.call, G, W, {}, c.constants, "the weights", axes={-2: "query positions", -1: "key positions"},
                     masks=("",), case=c.case)
+
+
+def _said_of(f, note: str = "", part: str | None = None) -> Said:
+    """A confirmed relation as a sentence of `Observed:`; weak when its number changes with the case,
+    or when it says only that two masks differ."""
+    weak = varying(f.text) or (f.kind == "mask" and f.detail == ("differs",))
+    return Said(family(f.kind), f.part if part is None else part, f.text + note, weak)
 
 
 def _says_what(said: list[Said]) -> bool:
@@ -270,7 +276,7 @@ def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, budget: Bu
             yield found
     if made or not budget.left():   # no case of other sizes fails so: the same sizes with other values
         return
-    for args, kwargs in varied_calls(one.call.args, one.call.kwargs):  # no size to change: other values
+    for args, kwargs in varied_calls(*clone((one.call.args, one.call.kwargs))):  # other values, own objects
         if not budget.left():
             return
         want = make.expected(ref, one.call.function, *clone((args, kwargs)))
@@ -316,6 +322,7 @@ def _shown(failures, ref) -> dict[str, str]:
         if want is not None:
             got = None if isinstance(call.outcome, Raised) else call.outcome
             repro = with_expected(repro, call, want, got)
+        repro = without_unused(repro)
         if repro != failure.repro:
             out[ident] = repro
     return out

@@ -3,8 +3,9 @@
 The failing call is made again as the first call of a new process of the attempt. When it is
 right there, what went wrong was left behind by the calls before it, and the history is
 shrunk to the one earlier call that matters: a few candidates (the call whose argument
-objects it reuses, the last call of its function with its shapes, the last of its function,
-the first of its process, the one just before it), each made in a new process of its own
+objects it reuses, the last call of its function with its shapes, the last and the first of
+its function, the first with one shape in common, the first of its process, the one just
+before it), each made in a new process of its own
 right before the failing call, until the failing call goes wrong again. The explanation then
 says what the two calls share (the same objects with new values, the same shapes, the same
 bytes in another shape) and what the later one returns (the earlier one's answer, the
@@ -28,7 +29,7 @@ from graders.engine.recorder import Call, Raised, clone
 from graders.engine.repros import expected_lines, history_repro
 from graders.engine.sandbox import AttemptGone
 
-CANDIDATES = 4      # earlier calls tried at most, each in a new process
+CANDIDATES = 6      # earlier calls tried at most, each in a new process
 ARRAY_ENTRIES = 64  # arrays written out in a history repro up to this many entries
 
 
@@ -95,7 +96,9 @@ def candidates(call: Call, record: list[Call]) -> list[Call]:
     mine = [c for c in before if c.function == call.function]
     picks = [c for c in before if c.id == call.args_from]
     picks += [c for c in reversed(mine) if _shapes(c) == _shapes(call)][:1]
-    picks += mine[-1:] + before[:1] + before[-1:]
+    picks += mine[-1:] + mine[:1]
+    picks += [c for c in mine if set(_shapes(c)) & set(_shapes(call))][:1]   # the first with one shape in common
+    picks += before[:1] + before[-1:]
     out = []
     for c in picks:
         if c not in out:
@@ -131,8 +134,8 @@ def _shapes(call: Call) -> list[tuple]:
     return [a.shape for a in _arrays(call)]
 
 
-def shared(earlier: Call, call: Call) -> tuple[str, str]:
-    """What the two calls share, (kind, words): the same objects, shapes, bytes, sizes."""
+def shared(earlier: Call, call: Call, params: list[str] = ()) -> tuple[str, str]:
+    """What the two calls share, (kind, words): the same objects, shapes, bytes, one argument's shape."""
     if call.args_from == earlier.id:
         return "objects", "the same argument objects, with new values written into them"
     mine, theirs = _arrays(call), _arrays(earlier)
@@ -148,8 +151,25 @@ def shared(earlier: Call, call: Call) -> tuple[str, str]:
     if same_fn and [a.size for a in mine] == [a.size for a in theirs]:
         return "size", "the same numbers of entries in other shapes"
     if same_fn:
+        both = [key for key, a in _keyed(call) if isinstance(_arg(earlier, key), np.ndarray)
+                and a.shape == _arg(earlier, key).shape]
+        if both:
+            names = [params[k] if isinstance(k, int) and k < len(params) else str(k) for k in both]
+            shapes = ", ".join(f"{n} {_shape(_arg(call, k).shape)}" for n, k in zip(names, both))
+            return "argument", f"the shape of {shapes}, with other values, and other shapes of the rest"
+    if same_fn:
         return "function", "the function only, at other sizes"
     return "order", f"the process: {earlier.function} is called first"
+
+
+def _keyed(call: Call) -> list[tuple[Any, np.ndarray]]:
+    return [(k, a) for k, a in [*enumerate(call.args), *call.kwargs.items()] if isinstance(a, np.ndarray)]
+
+
+def _arg(call: Call, key) -> Any:
+    if isinstance(key, int):
+        return call.args[key] if key < len(call.args) else None
+    return call.kwargs.get(key)
 
 
 def _shape(shape: tuple) -> str:
@@ -176,7 +196,11 @@ def explained(call: Call, earlier: Call | None, ref, path: str | None) -> Histor
         text = (f"{_plain(call)} is right when made alone, as the first call of a new process, and wrong after the "
                 f"calls made before it in the grading: what they leave behind (a cache, a buffer) changes its answer")
         return History(None, call, "calls", text, None)
-    kind, words = shared(earlier, call)
+    try:
+        params = list(inspect.signature(getattr(ref, call.function)).parameters)
+    except (TypeError, ValueError, AttributeError):
+        params = []
+    kind, words = shared(earlier, call, params)
     names_e, lines_e, src_e = _written(earlier, ref, "1")
     if call.args_from == earlier.id:
         lines_f = [f"np.copyto({names_e[k]}, {literal(v)})" for k, v in _assigned(call)]

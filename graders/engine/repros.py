@@ -114,3 +114,30 @@ def history_repro(path: str, functions: list[str], lines: list[str]) -> str:
     head = ["import numpy as np", "from runpy import run_path", f"attempt = run_path({path!r})"]
     head += [f"{f} = attempt[{f!r}]" for f in sorted(set(functions))]
     return "\n".join(head + lines)
+
+
+_ASSIGNED = re.compile(r"^(\w+) = ")
+
+
+def without_unused(repro: str) -> str:
+    """`repro` without the lines that define a name no later line reads (an input the failing
+    calls do not take), unless it draws from a generator a later line draws from: each line that
+    is left is needed, and the numbers drawn stay the same."""
+    lines = repro.split("\n")
+    keep = [True] * len(lines)
+    for i in range(len(lines) - 1, -1, -1):   # from the end: a line dropped frees the names it read
+        found = _ASSIGNED.match(lines[i])
+        if not found or found.group(1) in ("attempt",) or _draws(lines[i], lines[i + 1:]):
+            continue
+        name = re.compile(rf"\b{re.escape(found.group(1))}\b")
+        if not any(keep[j] and name.search(lines[j]) for j in range(i + 1, len(lines))):
+            keep[i] = False
+    return "\n".join(line for line, k in zip(lines, keep) if k)
+
+
+def _draws(line: str, later: list[str]) -> bool:
+    """`line` draws from a generator that a later line draws from too: without it, the later draws
+    would give other numbers."""
+    used = set(re.findall(r"\b(\w+)\.(?:standard_normal|normal|random|integers|uniform|choice|permutation)\(",
+                          line))
+    return any(re.search(rf"\b{re.escape(g)}\.", other) for g in used for other in later)

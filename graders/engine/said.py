@@ -58,6 +58,7 @@ class Said:
     kind: str
     part: str
     text: str
+    weak: bool = False    # true, but it says little of what the mistake is (a factor that changes with the case)
 
 
 def family(kind: str) -> str:

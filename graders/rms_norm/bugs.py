@@ -202,14 +202,10 @@ VARIANTS = [
         "eps is the constant 1e-5 whatever the caller passes; use the eps argument",
         edited(BASE, (RMS, "    rms = np.sqrt(np.mean(x ** 2, axis=-1, keepdims=True) + 1e-5)\n")),
         says=("needs@eps", "precision")),
-    Bug("buffer_reused_by_d", "repeated_calls",
-        "one module-level buffer per feature size d, resized to each call's shape: a later call with the same d "
-        "overwrites an earlier result",
-        edited(BASE, ("def rms_norm(", "_OUT = {}\n\n\ndef rms_norm("),
-               (RETURN, "    key = (x.shape[-1], x.dtype)\n"
-                        "    if key not in _OUT or _OUT[key].shape != x.shape:\n"
-                        "        _OUT[key] = np.empty(x.shape, dtype=np.result_type(x, weight))\n"
-                        "    np.multiply(x / rms, weight, out=_OUT[key])\n"
-                        "    return _OUT[key]\n")),
-        stateful=True, says=("conduct", "history")),
+    Bug("weight_cached_by_d", "weight_per_feature",
+        "the weight is cached by the feature size d at the first call, so a later call with the same d and another "
+        "weight gets the first one",
+        edited(BASE, ("def rms_norm(", "_WEIGHTS = {}\n\n\ndef rms_norm("),
+               (RETURN, "    return x / rms * _WEIGHTS.setdefault(x.shape[-1], np.array(weight))\n")),
+        stateful=True, says=("history",)),
 ]

@@ -309,7 +309,7 @@ NEAR_MISSES = [
 # Catalogued mistakes with their trigger moved (another cache key, another buffer): no entry above is
 # them, and the report must say what each is without a name.
 VARIANTS = [
-    Bug("mask_cached_by_batch", "repeated_calls",
+    Bug("mask_cached_by_batch", "agrees",
         "the causal mask is cached by the batch size, so a later call with as many sequences and another T gets "
         "a mask of the earlier T",
         edited(BASE, ("def transformer_block(", "_MASKS = {}\n\n\ndef transformer_block("),
