@@ -172,7 +172,8 @@ NEAR_MISSES = [
     Bug("scale_squared", "finite_differences",
         "dq and dk are multiplied by scale**2 = 1/d: the scale is not missing but applied twice; each "
         "gradient carries 1/sqrt(d) once",
-        edited(BASE, (DQ, "dq = ds @ k * scale ** 2"), (DK, "dk = np.swapaxes(ds, -1, -2) @ q * scale ** 2")), says=('scale',)),
+        edited(BASE, (DQ, "dq = ds @ k * scale ** 2"), (DK, "dk = np.swapaxes(ds, -1, -2) @ q * scale ** 2")),
+        says=('scale',)),
     Bug("mask_one_key_late", "unseen_keys_get_zero",
         "the mask starts one key too late (j > T_k - T_q + i + 1), so each query also sees the key after "
         "its own position: a mask, aligned bottom-right, off by one",
@@ -199,6 +200,7 @@ VARIANTS = [
         edited(BASE, (FUTURE, "(t_k - t_q + 2 + np.arange(t_q))[:, None]")), says=("mask",)),
     Bug("dv_scaled", "agrees",
         "dv is multiplied by the scale 1/sqrt(d) as dq and dk are; dv = p.T @ d_out carries no scale",
-        edited(BASE, ("    dv = np.swapaxes(p, -1, -2) @ d_out\n", "    dv = np.swapaxes(p, -1, -2) @ d_out * scale\n")),
+        edited(BASE, ("    dv = np.swapaxes(p, -1, -2) @ d_out\n",
+                      "    dv = np.swapaxes(p, -1, -2) @ d_out * scale\n")),
         says=("scale",)),
 ]

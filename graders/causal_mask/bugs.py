@@ -177,7 +177,8 @@ NEAR_MISSES = [
     Bug("precomputed_table_2048", "explored",
         "the mask is sliced out of a table built once for 2048 positions, so calls with more than 2048 keys get "
         "a mask of the wrong shape",
-        edited(BASE_TABLE, ("_TABLE = np.zeros(0, dtype=np.int64)", "_TABLE = np.arange(2048)"), (GROW, "    if False:\n")), says=('needs@t_k', 'conduct')),
+        edited(BASE_TABLE, ("_TABLE = np.zeros(0, dtype=np.int64)", "_TABLE = np.arange(2048)"), (GROW, "    if False:\n")),
+        says=('needs@t_k', 'conduct')),
     Bug("mask_cached_by_t_k", "decoding_alignment",
         "masks are cached by t_k alone, so a later call with the same number of keys and another number of "
         "queries gets the earlier mask",
@@ -197,7 +198,8 @@ NEAR_MISSES = [
         "np.where still reads it, but the contract's mask is True where blocked; the -inf belongs in "
         "apply_causal_mask",
         edited(BASE, (f"    return np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}\n",
-                      f"    return np.where(np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}, -np.inf, 0.0)\n")), says=('type',)),
+                      f"    return np.where(np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}, -np.inf, 0.0)\n")),
+        says=('type',)),
 ]
 
 # Catalogued mistakes with their trigger moved (another offset, another cache key): no entry above is

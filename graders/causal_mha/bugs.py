@@ -286,7 +286,8 @@ NEAR_MISSES = [
     Bug("scores_clipped_after_masking", "causal",
         "the scores are clipped to [-88, 88] after the mask, so the masked -inf becomes -88 and the future "
         "gets a small weight that is not 0",
-        edited(BASE, (MASKING, MASKING + "    scores = np.clip(scores, -88.0, 88.0)\n")), says=('mask', 'clip', 'needs@scale')),
+        edited(BASE, (MASKING, MASKING + "    scores = np.clip(scores, -88.0, 88.0)\n")),
+        says=('mask', 'clip', 'needs@scale')),
     Bug("value_check_more_heads_than_features", "raises",
         "the check refuses more heads than features, not a head count that does not divide d_model, and "
         "np.array_split quietly makes unequal heads",
@@ -295,7 +296,8 @@ NEAR_MISSES = [
         "rows of x that are all zero are treated as padding and their output set to 0; the contract has no "
         "padding, a zero row is a position like any other",
         edited(BASE, ("    return out @ W_o, w\n",
-                      "    y = out @ W_o\n    y[np.all(x == 0, axis=-1)] = 0.0\n    return y, w\n")), says=('where@y', 'input')),
+                      "    y = out @ W_o\n    y[np.all(x == 0, axis=-1)] = 0.0\n    return y, w\n")),
+        says=('where@y', 'input')),
 ]
 
 # Catalogued mistakes with their trigger moved (another factor, another cache key): no entry above is

@@ -208,7 +208,8 @@ NEAR_MISSES = [
         "the log is taken of the softmax probability with a floor of 1e-300: a target more than 690 below its "
         "row's max underflows to that floor and its loss stops at 690.8; use logsumexp(z) - z[target]",
         edited(BASE, ("    losses = lse - z[rows, tt]\n",
-                      "    losses = -np.log(np.maximum(np.exp(z - lse[:, None])[rows, tt], 1e-300))\n")), says=('needs@scale', 'clip')),
+                      "    losses = -np.log(np.maximum(np.exp(z - lse[:, None])[rows, tt], 1e-300))\n")),
+        says=('needs@scale', 'clip')),
 ]
 
 # Catalogued mistakes with their trigger moved (another divisor, another fixed index): no entry above is

@@ -117,15 +117,14 @@ def _compared(g: tuple[int, int], r: tuple[int, int], t_q: int, t_k: int, w: Wor
     subj, ref = w.subject, w.ref
     (glo, ghi), (rlo, rhi) = g, r
     if glo != -INF and ghi != INF and glo == -ghi and ghi > 0 and rlo != -rhi:
-        return [Finding(R_MASK, "mask", f"the band of keys {subj} {w.verb('sees', 'see')} reaches both ways: each query "
-                        f"sees the {ghi} key"
-                        f"{_s(ghi)} after it as well as those before it", ("two_sided",))]
+        return [Finding(R_MASK, "mask", f"the band of keys {subj} {w.verb('sees', 'see')} reaches both ways: "
+                        f"each query sees the {ghi} key{_s(ghi)} after it as well as those before it", ("two_sided",))]
     out = []
     if ghi != rhi:
         if t_k > t_q and rhi == t_k - t_q and ghi == 0:
-            out.append(Finding(R_MASK, "mask", f"{subj} {w.verb('aligns', 'align')} the mask top-left (query i sees keys "
-                               f"up to i) where {ref} aligns it bottom-right (query i sees keys up to i + {t_k - t_q}: "
-                               f"the queries are the last {t_q} of {t_k} positions)", ("top_left",)))
+            out.append(Finding(R_MASK, "mask", f"{subj} {w.verb('aligns', 'align')} the mask top-left (query i sees "
+                               f"keys up to i) where {ref} aligns it bottom-right (query i sees keys up to i + "
+                               f"{t_k - t_q}: the queries are the last {t_q} of {t_k} positions)", ("top_left",)))
         elif ghi == INF:
             out.append(Finding(R_MASK, "mask", f"{subj} {w.verb('blocks', 'block')} none of the later keys that {ref} "
                                f"blocks: the future is not masked", ("no_future",)))

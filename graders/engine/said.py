@@ -32,11 +32,13 @@ from dataclasses import dataclass
 
 # the family of each relation the finder reports (graders.engine.relations, .masks, .kinds)
 FAMILY = {
-    "factor": "scale", "tempered": "scale", "slice_factor": "scale", "negated": "scale", "ratio": "scale", "opposite_sign": "scale",
+    "factor": "scale", "tempered": "scale", "slice_factor": "scale", "negated": "scale", "ratio": "scale",
+    "opposite_sign": "scale",
     "offset": "offset", "difference": "offset", "floor": "clip", "ceiling": "clip",
     "input": "input", "plus_input": "input", "minus_input": "input",
     "held": "held", "held_transposed": "held",
-    "transpose": "axes", "permutation": "axes", "rolled": "axes", "same_slice": "axes", "transposed_shape": "axes",
+    "transpose": "axes", "permutation": "axes", "rolled": "axes", "same_slice": "axes",
+    "transposed_shape": "axes",
     "shift": "shift",
     "mask": "mask",
     "sums": "normalised", "renormalised": "normalised",

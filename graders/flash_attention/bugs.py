@@ -188,10 +188,12 @@ NEAR_MISSES = [
         "the causal flag of the first call is kept and every later call uses it: the flag is read, but once",
         with_state("_causal", "None", ("    t_q, d = q.shape[-2:]\n",
                                        "    if _causal is None:\n        _causal = causal\n"
-                                       "    causal = _causal\n    t_q, d = q.shape[-2:]\n")), stateful=True, says=('history',)),
+                                       "    causal = _causal\n    t_q, d = q.shape[-2:]\n")), stateful=True,
+        says=('history',)),
     Bug("acc_not_rescaled", "agrees",
         "the running sum l is rescaled when the max grows but the output accumulator is not",
-        edited(BASE, ("acc = acc * alpha + p @ v[..., k0:k1, :]", "acc = acc + p @ v[..., k0:k1, :]")), says=('needs@block_size', 'scale')),
+        edited(BASE, ("acc = acc * alpha + p @ v[..., k0:k1, :]", "acc = acc + p @ v[..., k0:k1, :]")),
+        says=('needs@block_size', 'scale')),
     Bug("exp_clipped_at_minus_30", "future_value",
         "exp's argument is clipped at -30, which leaves every key 30 below the running max (masked ones "
         "included) a weight of about 1e-13 instead of 0",
@@ -213,7 +215,8 @@ VARIANTS.append(
     Bug("block_outputs_kept", "memory",
         "every block's partial output p @ v is kept in a list to the end: T_q x d for each block of keys, which "
         "grows with T as the score matrix does, though no (T_q, T_k) array is ever built",
-        edited(BASE, ("    for k0 in range(0, t_k, block_size):\n", "    kept = []\n    for k0 in range(0, t_k, block_size):\n"),
+        edited(BASE, ("    for k0 in range(0, t_k, block_size):\n",
+                      "    kept = []\n    for k0 in range(0, t_k, block_size):\n"),
                ("        acc = acc * alpha + p @ v[..., k0:k1, :]\n",
                 "        kept.append(p @ v[..., k0:k1, :])\n        acc = acc * alpha + kept[-1]\n")),
         says=("memory",)))

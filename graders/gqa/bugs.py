@@ -269,7 +269,8 @@ NEAR_MISSES = [
     Bug("kv_cache_ignores_bytes_per_value", "cache_other_sizes",
         "bytes_per_value is ignored and 2 bytes used always: right for 16-bit values only, where a missing "
         "factor 2 (keys and values) would be wrong everywhere",
-        edited(BASE, (KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * 2 * n_tokens\n")), says=('needs@bytes_per_value', 'scale')),
+        edited(BASE, (KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * 2 * n_tokens\n")),
+        says=('needs@bytes_per_value', 'scale')),
     Bug("divisibility_checked_on_d_model", "heads_must_divide_width",
         "the check is whether n_heads divides d_model, not W_q.shape[1]: in grouped-query attention they are "
         "different sizes, so a valid call can be refused and an invalid one let through",
@@ -284,7 +285,8 @@ NEAR_MISSES = [
         "the weights (not y) are written into a module-level buffer that every call of the same shape reuses",
         with_state("_w", "{}", (RETURN,
                                 "    buf = _w.setdefault((weights.shape, weights.dtype), np.empty_like(weights))\n"
-                                "    buf[...] = weights\n    return out @ W_o, buf\n")), stateful=True, says=('conduct', 'history')),
+                                "    buf[...] = weights\n    return out @ W_o, buf\n")), stateful=True,
+        says=('conduct', 'history')),
     Bug("additive_mask_minus_1e4", "large_scores",
         "-1e4 is added to the future scores (the additive-mask habit) rather than filled in: the masked "
         "scores keep their spread, and one can still beat a visible score below -1e4",

@@ -201,7 +201,8 @@ NEAR_MISSES = [
     Bug("attention_k_v_swapped", "agrees",
         "inside the attention the keys and values trade places (scores against v, weights applied to k); "
         "the returned cache is right",
-        edited(BASE, ("q @ k.transpose(0, 1, 3, 2)", "q @ v.transpose(0, 1, 3, 2)"), ("(w @ v)", "(w @ k)")), says=('held',)),
+        edited(BASE, ("q @ k.transpose(0, 1, 3, 2)", "q @ v.transpose(0, 1, 3, 2)"), ("(w @ v)", "(w @ k)")),
+        says=('held',)),
     Bug("new_before_cached", "chunks",
         "the new keys and values are put in front of the cached ones instead of after them",
         edited(BASE, ("np.concatenate([k_past, k], axis=2)", "np.concatenate([k, k_past], axis=2)"),
@@ -213,7 +214,8 @@ NEAR_MISSES = [
 VARIANTS = [
     Bug("returns_only_new_keys_and_values", "cache_contents",
         "the returned cache holds only the new positions' keys and values: the cached ones must stay in it",
-        edited(BASE, ("    return out @ W_o, (k, v)\n", "    return out @ W_o, (k[:, :, t_past:], v[:, :, t_past:])\n")),
+        edited(BASE, ("    return out @ W_o, (k, v)\n",
+                      "    return out @ W_o, (k[:, :, t_past:], v[:, :, t_past:])\n")),
         says=("shape",)),
     Bug("y_buffer_keyed_by_shape", "repeated_calls",
         "every call whose y has a given shape writes y into the same module-level buffer and returns it",

@@ -282,7 +282,8 @@ NEAR_MISSES = [
         "capacity factor of Switch-style training)",
         _variant(("        rows, slot = np.nonzero(top == e)\n",
                   "        rows, slot = np.nonzero(top == e)\n"
-                  "        rows, slot = rows[:len(tokens) // n_experts], slot[:len(tokens) // n_experts]\n")), says=('needs@N', 'needs@n_experts', 'where')),
+                  "        rows, slot = rows[:len(tokens) // n_experts], slot[:len(tokens) // n_experts]\n")),
+        says=('needs@N', 'needs@n_experts', 'where')),
 ]
 
 # Catalogued mistakes with their trigger moved (another divisor, another cache key): no entry above is

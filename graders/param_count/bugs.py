@@ -178,7 +178,8 @@ NEAR_MISSES = [
         "the key and value projections were sized with the group size n_heads // n_kv_heads instead of "
         "n_kv_heads; the two agree only when n_kv_heads**2 == n_heads, as in the 8B model's halving, "
         "which is why a model with groups of 3 shows it",
-        edited(BASE, (KV, '"attention_kv": n_layers * 2 * d_model * (n_heads // n_kv_heads) * d_head,')), says=('scale',)),
+        edited(BASE, (KV, '"attention_kv": n_layers * 2 * d_model * (n_heads // n_kv_heads) * d_head,')),
+        says=('scale',)),
     Bug("norms_extra_embedding_norm", "table_8b",
         "one norm too many, (2 * n_layers + 2) * d_model: a norm after the embedding (as in some older "
         "models) is not part of this one; the final norm is the only one outside the blocks",

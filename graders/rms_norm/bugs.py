@@ -170,7 +170,8 @@ BUGS = [
 NEAR_MISSES = [
     Bug("eps_floor_under_mean_square", "eps_inside",
         "eps is a floor under the mean of squares, sqrt(max(mean(x**2), eps)), not a term added to it",
-        edited(BASE, (f"np.sqrt({MEAN_SQUARE} + eps)", f"np.sqrt(np.maximum({MEAN_SQUARE}, eps))")), says=('precision',)),
+        edited(BASE, (f"np.sqrt({MEAN_SQUARE} + eps)", f"np.sqrt(np.maximum({MEAN_SQUARE}, eps))")),
+        says=('precision',)),
     Bug("eps_fixed_constant", "scale_invariance",
         "eps is the constant 1e-6 whatever the caller passes; use the eps argument",
         edited(BASE, (" + eps)", " + 1e-6)")), says=('needs@eps', 'precision')),

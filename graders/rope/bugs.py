@@ -202,7 +202,8 @@ NEAR_MISSES = [
     Bug("table_for_8192_positions", "custom_positions",
         "the cos/sin table is built for a fixed 8192 positions and indexed by position; positions may be any "
         "ints (100000 in a long decode)",
-        edited(BASE, ("np.outer(positions, freqs)", "np.outer(np.arange(8192), freqs)[positions]")), says=('needs@values', 'needs@top', 'conduct')),
+        edited(BASE, ("np.outer(positions, freqs)", "np.outer(np.arange(8192), freqs)[positions]")),
+        says=('needs@values', 'needs@top', 'conduct')),
     Bug("cache_ignores_base", "base",
         "the cos/sin tables are cached by (T, d, positions) but not by base: the same positions with another "
         "base get the first base's angles",
@@ -216,7 +217,8 @@ NEAR_MISSES = [
         "only the first position is used, as a start: positions[0] + arange(T) (the decoding offset of the "
         "Llama code); positions need not be consecutive",
         edited(BASE, ("        positions = np.arange(T)\n",
-                      "        positions = np.arange(T)\n    positions = np.asarray(positions)[0] + np.arange(T)\n")), says=('held', 'needs@values')),
+                      "        positions = np.arange(T)\n    positions = np.asarray(positions)[0] + np.arange(T)\n")),
+        says=('held', 'needs@values')),
     Bug("exponent_linspace", "agrees",
         "the exponents are np.linspace(0, 1, d/2), i/(d/2 - 1), where they are 2i/d: the last pair turns at "
         "1/base per position instead of base ** (-(d-2)/d)",
@@ -225,7 +227,8 @@ NEAR_MISSES = [
     Bug("interleaved_pairs_half_output", "pairing",
         "the features are paired with their neighbours (x[2i], x[2i+1]) but the rotated pairs are written back "
         "as two halves: both which features are paired and where they land differ from the half-split pairing",
-        edited(BASE, ("x1, x2 = x[..., :half], x[..., half:]", "x1, x2 = x[..., 0::2], x[..., 1::2]")), says=('axes', 'held')),
+        edited(BASE, ("x1, x2 = x[..., :half], x[..., half:]", "x1, x2 = x[..., 0::2], x[..., 1::2]")),
+        says=('axes', 'held')),
     # hustvl/ControlAR#18 (a table with 257 leading zero-angle rows sliced [:256]: no positional encoding)
     Bug("angle_table_offset", "agrees",
         "the angles are read from a table whose first rows are all zero (rows kept for other tokens) and "

@@ -184,7 +184,8 @@ NEAR_MISSES = [
     Bug("max_over_queries", "agrees",
         "the maximum subtracted is taken over the queries of each key column (axis -2), not over the keys of "
         "each row; that changes each row by more than a constant",
-        edited(BASE, ("s.max(axis=-1, keepdims=True)", "s.max(axis=-2, keepdims=True)")), says=('normalised', 'needs@scale')),
+        edited(BASE, ("s.max(axis=-1, keepdims=True)", "s.max(axis=-2, keepdims=True)")),
+        says=('normalised', 'needs@scale')),
     Bug("scale_by_d", "agrees",
         "the scores are divided by d, not by its square root",
         edited(BASE, ("/ np.sqrt(d)", "/ d")), says=('scale',)),

@@ -190,7 +190,8 @@ NEAR_MISSES = [
         "the max subtracted is floored at -1e4 (and the sum at 1e-6), a \"safe softmax\": a slice whose every "
         "entry is below about -1.07e4 is not shifted enough, its exps underflow and it comes back as zeros",
         edited(BASE, ("z.max(axis=axis, keepdims=True)", "np.maximum(z.max(axis=axis, keepdims=True), -1e4)"),
-               ("e.sum(axis=axis, keepdims=True)", "np.maximum(e.sum(axis=axis, keepdims=True), 1e-6)")), says=('needs@scale', 'needs@values')),
+               ("e.sum(axis=axis, keepdims=True)", "np.maximum(e.sum(axis=axis, keepdims=True), 1e-6)")),
+        says=('needs@scale', 'needs@values')),
 ]
 
 # Catalogued mistakes with their trigger moved (another threshold, another cache key): no entry above

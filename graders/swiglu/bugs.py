@@ -148,14 +148,16 @@ NEAR_MISSES = [
                 "    if _fused is None:\n"
                 "        _fused = np.concatenate([W_gate, W_up], axis=1)\n"
                 "    h = x @ _fused\n"
-                "    gate, up = h[..., :_fused.shape[1] // 2], h[..., _fused.shape[1] // 2:]\n")), stateful=True, says=('history',)),
+                "    gate, up = h[..., :_fused.shape[1] // 2], h[..., _fused.shape[1] // 2:]\n")), stateful=True,
+        says=('history',)),
     Bug("hard_swish", "activation",
         "hard swish, z * relu6(z + 3) / 6, the piecewise-linear stand-in for SiLU: SwiGLU uses "
         "z * sigmoid(z) itself",
         edited(BASE, (SILU, "    return z * np.clip(z + 3, 0, 6) / 6\n")), says=('needs@scale', 'constant', 'clip')),
     Bug("gelu_sigmoid_approximation", "activation",
         "z * sigmoid(1.702 z), the sigmoid approximation of GELU: SiLU is z * sigmoid(z)",
-        edited(BASE, ("np.exp(-np.abs(z))", "np.exp(-np.abs(1.702 * z))")), says=('needs@scale', 'scale', 'constant', 'clip')),
+        edited(BASE, ("np.exp(-np.abs(z))", "np.exp(-np.abs(1.702 * z))")),
+        says=('needs@scale', 'scale', 'constant', 'clip')),
 ]
 
 # Catalogued mistakes with their trigger moved (another clip, another sign): no entry above is them, and

@@ -70,7 +70,8 @@ BUGS = [
         "only tokens whose cumulative sum stays below top_p are kept, with a guard that keeps the first: the "
         "token that crosses top_p belongs to the nucleus too, so the guard hides the mistake only when the first "
         "token alone crosses it (keep while the mass BEFORE a token is < top_p)",
-        edited(BASE, ("keep_sorted = cum - sorted_p < top_p", "keep_sorted = cum < top_p\n    keep_sorted[..., 0] = True"))),
+        edited(BASE, ("keep_sorted = cum - sorted_p < top_p",
+                      "keep_sorted = cum < top_p\n    keep_sorted[..., 0] = True"))),
     Bug("no_renormalisation", "sums_to_one",
         "the tokens outside the nucleus are zeroed but the rest are not divided by their sum, so the "
         "row sums to the nucleus's mass, not 1",
@@ -286,10 +287,12 @@ NEAR_MISSES = [
                ("u = rng.random(", "u = _RNG.random(")), stateful=True, says=('needs@rng', 'history')),
     Bug("temperature_floored", "small_temperature",
         "the temperature is floored at 0.01 before dividing, so T = 0.002 acts as 0.01",
-        edited(BASE, ("z = logits / temperature", "z = logits / max(temperature, 0.01)")), says=('needs@temperature', 'scale')),
+        edited(BASE, ("z = logits / temperature", "z = logits / max(temperature, 0.01)")),
+        says=('needs@temperature', 'scale')),
     Bug("mean_subtracted", "huge_logits",
         "the row's mean is subtracted before exp instead of its max: logits of 1e4 still overflow",
-        edited(BASE, ("z = z - z.max(axis=-1, keepdims=True)", "z = z - z.mean(axis=-1, keepdims=True)")), says=('needs@scale',)),
+        edited(BASE, ("z = z - z.max(axis=-1, keepdims=True)", "z = z - z.mean(axis=-1, keepdims=True)")),
+        says=('needs@scale',)),
     # fishaudio/fish-speech PR #1326 (remove[0] = False on a (B, V) array un-removes the whole first row)
     Bug("keep_first_guard_on_row_axis", "batched",
         "the nucleus drops the token that crosses top_p, and the guard meant to keep each row's first token, "

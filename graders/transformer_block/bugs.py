@@ -287,7 +287,8 @@ NEAR_MISSES = [
         "the block is pre-norm but also normalises its own output (the model's final norm belongs after the "
         "last layer, not inside each block); not post-norm, which drops the norms before the sub-layers",
         _variant((FFN_RESIDUAL, '    out = h + (silu * up) @ params["W_down"]\n'
-                                "    return out / np.sqrt(np.mean(out ** 2, axis=-1, keepdims=True) + eps)\n")), says=('scale',)),
+                                "    return out / np.sqrt(np.mean(out ** 2, axis=-1, keepdims=True) + eps)\n")),
+        says=('scale',)),
     Bug("residual_from_normalised_input", "zero_sublayers",
         "the attention output is added to the normalised copy rms_norm(x) instead of to x; the residual is "
         "there but starts from the wrong tensor",
@@ -299,11 +300,13 @@ NEAR_MISSES = [
         "RoPE turns each pair the wrong way (by -angle): still relative, but the signs of sin are swapped "
         "(out_i = x_i cos - x_{i+d/2} sin, out_{i+d/2} = x_{i+d/2} cos + x_i sin)",
         _variant((ROPE_DEF, "        t1, t2 = t[..., :half], t[..., half:]\n"
-                            "        return np.concatenate([t1 * cos + t2 * sin, t2 * cos - t1 * sin], axis=-1)\n")), says=('needs@positions', 'held')),
+                            "        return np.concatenate([t1 * cos + t2 * sin, t2 * cos - t1 * sin], axis=-1)\n")),
+        says=('needs@positions', 'held')),
     Bug("freqs_over_d_model", "agrees",
         "the RoPE frequencies use d_model in the exponent, base ** (-2i/d_model); the head is what is rotated, "
         "so the exponent is -2i/d_head",
-        _variant((FREQS, "    freqs = base ** (-2.0 * np.arange(half) / d_model)\n")), says=('needs@positions', 'held')),
+        _variant((FREQS, "    freqs = base ** (-2.0 * np.arange(half) / d_model)\n")),
+        says=('needs@positions', 'held')),
 ]
 
 # Catalogued mistakes with their trigger moved (another cache key, another buffer): no entry above is
