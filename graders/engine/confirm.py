@@ -22,6 +22,7 @@ from graders.engine.wording import Finding, constant_names
 VALUED = {"factor", "negated", "tempered", "ratio", "opposite_sign", "offset", "difference", "constant", "floor",
           "ceiling"}
 NOT_CONFIRMED = {"count"}     # how many entries agree says nothing a case's message does not
+GENERIC_MASKS = {"none", "differs", "no_future"}   # masks that differ, said without how
 SAME_NUMBER = 1e-6
 
 
@@ -36,7 +37,7 @@ def confirmed(first: Compared, second: Compared) -> list[Finding]:
     first, those that say only where the answers differ left out when another says what.
     A number is named only after a name that fits it on both cases, and fits no other way."""
     one, two = every(first), every(second)
-    keep, labels, varying = [], set(), set()
+    keep, labels, varying, better = [], set(), set(), {}
     for f in one:
         k = key(f)
         if k is None:
@@ -44,6 +45,8 @@ def confirmed(first: Compared, second: Compared) -> list[Finding]:
         match = [g for g in two if key(g) == k]
         if not match:
             continue
+        if f.kind == "mask" and f.detail[0] in GENERIC_MASKS:  # the other case may show what the mask is
+            better[k] = next((g for g in match if g.detail[0] not in GENERIC_MASKS), None)
         if f.kind == "sizes":  # the lengths named after what fits both cases ("t_new", "t_past + t_new")
             for at in (2, 3):
                 common = _exact_names(f.detail[at], first) & set().union(*(_exact_names(g.detail[at], second)
@@ -68,7 +71,7 @@ def confirmed(first: Compared, second: Compared) -> list[Finding]:
         if k in keep and k not in {key(o) for o in out}:
             if k in varying and _of_numbers(f):
                 continue  # two numbers always have a ratio and a difference: only one that repeats says something
-            out.append(_varying(f) if k in varying else f)
+            out.append(_varying(f) if k in varying else better.get(k) or f)
     return _what_before_where(out)
 
 
@@ -83,6 +86,8 @@ def key(f: Finding) -> tuple | None:
     elif f.kind == "permutation":
         k, perm = d
         structure = (k, "reversed") if list(perm) == list(range(len(perm) - 1, -1, -1)) else (k, tuple(perm))
+    elif f.kind == "mask":
+        structure = ()               # a mask that differs on both cases, told by the case that shows it best
     elif f.kind == "sizes":
         structure = d[:2]            # the same axis, the answer's the first or the last of the reference's
     elif f.kind == "rolled":

@@ -12,8 +12,10 @@ Sizes, flags, the dtype, the family and the scalars change in the check's own ca
 the check makes again; the scale and the defaults change the failing call's arguments, and
 the answer is compared with the reference's here. A neighbour passes on a size only above
 its trivial values (one key passes for most mistakes, and says nothing), and on the scale
-only cleanly (well within the tolerance: a formula that fades out with smaller values is no
-threshold). Every neighbour is a count, never a time.
+only cleanly (to round-off: a formula that fades out with smaller values is no threshold);
+scaled up, only where the reference's answer is not saturated (a softmax of large scores is
+one-hot for many mistakes) and the error grows as the data shrinks. Every neighbour is a
+count, never a time.
 """
 from __future__ import annotations
 
@@ -153,8 +155,8 @@ def passes(n: Neighbour, at: Failing, other, ref) -> bool:
         # the data scaled the same way: a threshold may lie elsewhere on other sizes, so every
         # factor in the same direction from the one that passed is tried
         factors = [f for f in (DOWN if n.scale < 1 else UP) if (f <= n.scale if n.scale < 1 else f >= n.scale)]
-        return any(_call_passes(replace(n, on_call=lambda a, f=f, d=n.data: {**a, d: a[d] * f}), at.call, other, ref)
-                   for f in factors)
+        return any(_call_passes(replace(n, on_call=lambda a, f=f, d=n.data: {**a, d: a[d] * f}, scale=f), at.call,
+                                other, ref) for f in factors)
     except (NotApplicable, ValueError, TypeError, KeyError, IndexError):
         return False
 
@@ -197,8 +199,8 @@ def _case_neighbours(one: Failing, domain) -> list[Neighbour]:
                              on_case=lambda c: {**c, "values": "normal"}))
     for k, values in (ex.scalars.items() if ex is not None else ()):
         if k in case and isinstance(case[k], (int, float, str, type(None))):
-            # a scalar at 0 or 1 (one expert picked, a window of one key, temperature 0 or 1e-6) makes
-            # most answers agree: that it passes there says nothing of what the failure needs
+            # a scalar at 0 or next to it (temperature 0 or 1e-6, a nucleus of one token) makes most
+            # answers agree: that it passes there says nothing of what the failure needs
             others = [v for v in values if v != case[k] and not isinstance(v, (str, bool)) and not _trivial_value(v)]
             for v in _nearest(case[k], others):
                 out.append(Neighbour(k, f"with {k} = {shown(case[k])}", f"with {k} = {shown(v)}",
@@ -216,8 +218,8 @@ def _nearest(value, others: list) -> list:
 
 
 def _trivial_value(v) -> bool:
-    """A scalar at 1, at 0 or next to it (a temperature or a top_p of 1e-6 keeps one token)."""
-    return isinstance(v, (int, float)) and (v == 1 or abs(v) <= 1e-3)
+    """A scalar at 0 or next to it (a temperature of 0 or a top_p of 1e-6 keeps one token)."""
+    return isinstance(v, (int, float)) and abs(v) <= 1e-3
 
 
 def _bytes(call: Call) -> int:
@@ -304,7 +306,7 @@ def _call_passes(n: Neighbour, call: Call, other, ref) -> bool:
     error grows as the data shrinks (an eps, an underflow), never where a larger scale merely
     saturates a softmax into ones and zeros."""
     ratio, sensitive = _call_ratio(n, call, other, ref)
-    if ratio > CLEAN or (n.dimension == "scale" and not sensitive):
+    if ratio > CLEAN or (n.dimension == "scale" and n.scale > 1 and not sensitive):
         return False
     if n.dimension == "scale" and n.scale > 1:
         smaller, _ = _call_ratio(replace(n, on_call=lambda a, d=n.data: {**a, d: a[d] * DOWN[0]}, scale=DOWN[0]),
@@ -333,8 +335,8 @@ def _call_ratio(n: Neighbour, call: Call, other, ref) -> tuple[float, bool]:
         return float("inf"), False
     dtype = _dtype(args, kwargs)
     ratio = error_ratio(got, want, dtype)
-    sensitive = n.dimension == "scale" and ratio <= CLEAN and _sensitive(ref, call.function, args, kwargs, n.data,
-                                                                         dtype, want)
+    sensitive = n.dimension == "scale" and n.scale > 1 and ratio <= CLEAN and \
+        _sensitive(ref, call.function, args, kwargs, n.data, dtype, want)
     return ratio, sensitive
 
 

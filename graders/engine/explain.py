@@ -167,13 +167,13 @@ def _relations(failure, one: Compared, larger, other, ref, domain) -> list[Said]
     if not _says_what(relations) and larger.get(1) is not None:  # the smallest case may be too small
         on_larger = [_said_of(f, f" [on a larger case: {_described(failure, two)}]")
                      for f in confirmed(two, larger.get(1))]
-        relations = on_larger if _says_what(on_larger) else relations
+        relations = on_larger if _says_what(on_larger) or not relations else relations
     if not _says_what(relations) and larger.get(1) is not None:  # the weights behind y, when it hides them
         seen = _probed(two, other, ref, domain), _probed(larger.get(1), other, ref, domain)
         if seen[0] is not None and seen[1] is not None:
             probed = [_said_of(f, f" [seen with v = the identity, on a larger case: {_described(failure, two)}]",
                                "the weights") for f in confirmed(*seen)]
-            relations = probed if _says_what(probed) else relations
+            relations = probed if _says_what(probed) or not relations else relations
     return relations
 
 

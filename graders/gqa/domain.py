@@ -87,8 +87,8 @@ def draw_bytes(new, case: dict) -> dict:
 
 DOMAIN = Domain(
     Explore("gqa", draw,
-            dims={"B": Dim(small=(1,), base=(2, 3)), "T": Dim(small=(1, 2, 3, 7, 12), base=(4, 5, 6)),
-                  "n_kv_heads": Dim(small=(1, 2, 3, 4), base=(1, 2, 3)), "group": Dim(small=(1, 2, 5), base=(2, 3)),
+            dims={"B": Dim(small=(1,), base=(2, 3), trivial=0), "T": Dim(small=(1, 2, 3, 7, 12), base=(4, 5, 6)),
+                  "n_kv_heads": Dim(small=(1, 2, 3, 4), base=(1, 2, 3), trivial=0), "group": Dim(small=(1, 2, 5), base=(2, 3), trivial=0),
                   "d_head": Dim(small=(1, 5), base=(2, 3)), "d_model": Dim(small=(1, 2, 6, 12), base=(5, 7, 11))},
             families=("huge", "row_scales", "zeros"),
             extreme=("huge", "row_scales"),

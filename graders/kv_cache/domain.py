@@ -145,8 +145,8 @@ def constants(case: dict) -> dict:
 DOMAIN = Domain(Explore(
     "attend_with_cache", draw,
     # sizes where a wrong formula shows: 1 and 2, odd and even ones past the base values
-    dims={"B": Dim(small=(1, 3), base=(2, 3)), "t_new": Dim(small=(1, 2, 5, 7, 12), base=(3, 4, 5)),
-          "n_heads": Dim(small=(1, 2, 5, 6), base=(2, 3, 4)), "d_head": Dim(small=(1, 2, 3, 7), base=(2, 3, 5)),
+    dims={"B": Dim(small=(1, 3), base=(2, 3), trivial=0), "t_new": Dim(small=(1, 2, 5, 7, 12), base=(3, 4, 5)),
+          "n_heads": Dim(small=(1, 2, 5, 6), base=(2, 3, 4), trivial=0), "d_head": Dim(small=(1, 2, 3, 7), base=(2, 3, 5)),
           "t_past": Dim(minimum=0, small=(0, 1, 2, 7, 12), base=(4, 5, 6, 7))},
     families=("huge", "row_scales", "zeros"),
     valid=_valid,

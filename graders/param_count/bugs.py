@@ -179,7 +179,7 @@ NEAR_MISSES = [
         "n_kv_heads; the two agree only when n_kv_heads**2 == n_heads, as in the 8B model's halving, "
         "which is why a model with groups of 3 shows it",
         edited(BASE, (KV, '"attention_kv": n_layers * 2 * d_model * (n_heads // n_kv_heads) * d_head,')),
-        says=('scale',)),
+        says=('scale', 'parts')),
     Bug("norms_extra_embedding_norm", "table_8b",
         "one norm too many, (2 * n_layers + 2) * d_model: a norm after the embedding (as in some older "
         "models) is not part of this one; the final norm is the only one outside the blocks",
@@ -193,7 +193,7 @@ NEAR_MISSES = [
     Bug("ffn_width_assumed_4x", "agrees",
         "the feed-forward width was taken as 4 * d_model (the 2017 default) instead of the given d_ff; "
         "three matrices, but of the wrong width",
-        edited(BASE, (FFN, '"feed_forward": n_layers * 3 * d_model * 4 * d_model,')), says=('scale', 'offset')),
+        edited(BASE, (FFN, '"feed_forward": n_layers * 3 * d_model * 4 * d_model,')), says=('scale', 'offset', 'parts')),
     Bug("gib_bits_fixed_at_16", "gib_8b",
         "the bytes per weight were fixed at 2 (16-bit) instead of bits / 8: right at 16 bits only",
         edited(BASE, (GIB, "return n_params * 2 / 2**30")), says=('needs@bits', 'scale')),

@@ -62,7 +62,7 @@ def _valid(case: dict) -> bool:
 
 DOMAIN = Domain(Explore(
     "sliding_window_attention", draw,
-    dims={"T": Dim(base=(5, 6, 7)), "d": Dim(base=(2, 3)), "m": Dim(small=(1, 3), base=(2, 4))},
+    dims={"T": Dim(base=(5, 6, 7)), "d": Dim(base=(2, 3)), "m": Dim(small=(1, 3), base=(2, 4), trivial=0)},
     lead=2,
     families=("huge", "row_scales", "zeros", "far_value"),
     extreme=("huge", "row_scales"),
