@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graders.engine.wording import R_MASK, Finding, Words
+from graders.engine.wording import R_MASK, Finding, Words, verb_for
 
 INF = 10 ** 9   # a band with no end on that side
 
@@ -50,20 +50,20 @@ def mask_relation(G: np.ndarray, W: np.ndarray, w: Words, bool_like: bool) -> li
         return []
     t_q, t_k = mw.shape
     subj, ref = w.subject, w.ref
-    blocks = w.verb("blocks", "block")
+    blocks, its = w.verb("blocks", "block"), _of(ref, "blocks", "block")
     if not mg.any():
-        return [Finding(R_MASK, "mask", f"{subj} {blocks} no (query, key) entry, where {ref} blocks {int(mw.sum())} "
+        return [Finding(R_MASK, "mask", f"{subj} {blocks} no (query, key) entry, where {ref} {its} {int(mw.sum())} "
                         f"of the {t_q * t_k} in each slice: the mask is not applied", ("none",))]
     if np.array_equal(mg, ~mw):
         return [Finding(R_MASK, "mask", f"{subj} {blocks} exactly the entries {ref} leaves visible, and leaves visible "
                         f"those it blocks: the mask is inverted", ("inverted",))]
     if t_q == t_k and np.array_equal(mg, mw.T):
-        return [Finding(R_MASK, "mask", f"{subj} {blocks} the transpose of what {ref} blocks: each query sees the "
+        return [Finding(R_MASK, "mask", f"{subj} {blocks} the transpose of what {ref} {its}: each query sees the "
                         f"keys after it instead of those before it", ("transposed",))]
     band_w, band_g = _band(mw), _band(mg)
     if band_w is None or band_g is None:
         return [Finding(R_MASK, "mask", f"{subj} {blocks} {int(mg.sum())} of the {t_q * t_k} (query, key) entries of "
-                        f"each slice where {ref} blocks {int(mw.sum())}, and not the same ones", ("differs",))]
+                        f"each slice where {ref} {its} {int(mw.sum())}, and not the same ones", ("differs",))]
     return _compared(band_g, band_w, t_q, t_k, w)
 
 
@@ -115,6 +115,7 @@ def _band(m: np.ndarray) -> tuple[int, int] | None:
 def _compared(g: tuple[int, int], r: tuple[int, int], t_q: int, t_k: int, w: Words) -> list[Finding]:
     """The differences between the band the answer shows (`g`) and the reference's (`r`)."""
     subj, ref = w.subject, w.ref
+    sees, refs = _of(ref, "sees", "see"), _possessive(ref)
     (glo, ghi), (rlo, rhi) = g, r
     if glo != -INF and ghi != INF and glo == -ghi and ghi > 0 and rlo != -rhi:
         return [Finding(R_MASK, "mask", f"the band of keys {subj} {w.verb('sees', 'see')} reaches both ways: "
@@ -123,31 +124,42 @@ def _compared(g: tuple[int, int], r: tuple[int, int], t_q: int, t_k: int, w: Wor
     if ghi != rhi:
         if t_k > t_q and rhi == t_k - t_q and ghi == 0:
             out.append(Finding(R_MASK, "mask", f"{subj} {w.verb('aligns', 'align')} the mask top-left (query i sees "
-                               f"keys up to i) where {ref} aligns it bottom-right (query i sees keys up to i + "
-                               f"{t_k - t_q}: the queries are the last {t_q} of {t_k} positions)", ("top_left",)))
+                               f"keys up to i) where {ref} {_of(ref, 'aligns', 'align')} it bottom-right (query i sees "
+                               f"keys up to i + {t_k - t_q}: the queries are the last {t_q} of {t_k} positions)",
+                               ("top_left",)))
         elif ghi == INF:
             out.append(Finding(R_MASK, "mask", f"{subj} {w.verb('blocks', 'block')} none of the later keys that {ref} "
-                               f"blocks: the future is not masked", ("no_future",)))
+                               f"{_of(ref, 'blocks', 'block')}: the future is not masked", ("no_future",)))
         elif rhi != INF:
             k = ghi - rhi
             what = ("each query also sees the next key" if k == 1 else f"each query also sees the next {k} keys"
                     if k > 1 else "no query sees its own key" if k == -1 and rhi == t_k - t_q
                     else f"each query sees {-k} key{_s(-k)} fewer at the end")
-            out.append(Finding(R_MASK, "mask", f"the mask of {subj} is {ref}'s with its diagonal moved by {k:+d}: "
+            out.append(Finding(R_MASK, "mask", f"the mask of {subj} is {refs} with its diagonal moved by {k:+d}: "
                                f"{what}", ("shifted", k)))
     if glo != rlo:
         if rlo != -INF and glo == -INF:
-            out.append(Finding(R_MASK, "mask", f"{subj} {w.verb('sees', 'see')} every earlier key, where {ref} sees "
+            out.append(Finding(R_MASK, "mask", f"{subj} {w.verb('sees', 'see')} every earlier key, where {ref} {sees} "
                                f"the last {rhi - rlo + 1} only: the window is not applied", ("no_window",)))
         elif rlo != -INF:
             k = rlo - glo
             out.append(Finding(R_MASK, "mask", f"the window of {subj} is {abs(k)} key{_s(k)} "
-                               f"{'wider' if k > 0 else 'narrower'} than {ref}'s: each query sees {abs(k)} "
+                               f"{'wider' if k > 0 else 'narrower'} than {refs}: each query sees {abs(k)} "
                                f"{'more' if k > 0 else 'fewer'} earlier key{_s(k)}", ("window", k)))
         else:
             out.append(Finding(R_MASK, "mask", f"{subj} {w.verb('sees', 'see')} only the last {ghi - glo + 1} keys up "
-                               f"to each query, where {ref} sees every earlier key", ("window_added",)))
+                               f"to each query, where {ref} {sees} every earlier key", ("window_added",)))
     return out
+
+
+def _of(subject: str, singular: str, plural: str) -> str:
+    """The verb agreeing with `subject` ("the reference's weights block")."""
+    return verb_for(subject, singular, plural)
+
+
+def _possessive(name: str) -> str:
+    """"the reference's", "the reference's weights'"."""
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
 
 
 def _s(n: int) -> str:

@@ -4,7 +4,8 @@ An attention that returns y = weights @ v hides its weights; called with v the i
 answer is the weights themselves, and the relations of weights (another temperature, another
 mask, another axis of normalisation) can be tested on it. q and k get zero features up to T_k
 when they have fewer (a zero feature adds nothing to a score), so that the identity fits.
-A domain declares a probe (graders.engine.domain.Explore.probe) as one of the functions here.
+A domain declares a probe (graders.engine.domain.Explore.probe) as one of the functions here,
+and the size of its scores, for what a failure needs (Explore.magnitude), as one of the last.
 """
 from __future__ import annotations
 
@@ -113,3 +114,16 @@ def through_cache(values: dict) -> Probe | None:
         y = _array(out[0]) if isinstance(out, (tuple, list)) and len(out) == 2 else None
         return y[0, :, :t_all] if y is not None and y.ndim == 3 and y.shape[-1] >= t_all else None
     return Probe(probe, weights)
+
+
+def largest_score(values: dict) -> tuple[str, float]:
+    """("scores", the largest |q . k| / sqrt(d)) for f(q, k, ...): the size that matters to a softmax."""
+    q, k = np.asarray(values["q"], dtype=np.float64), np.asarray(values["k"], dtype=np.float64)
+    return "scores", float(np.max(np.abs(q @ np.swapaxes(k, -1, -2)))) / np.sqrt(q.shape[-1])
+
+
+def largest_projected_score(values: dict) -> tuple[str, float]:
+    """("scores", the largest |x W_q . x W_k| / sqrt(d_k)) for f(x, W_q, W_k, ...), over all heads together."""
+    x = np.asarray(values["x"], dtype=np.float64)
+    q, k = x @ np.asarray(values["W_q"], dtype=np.float64), x @ np.asarray(values["W_k"], dtype=np.float64)
+    return "scores", float(np.max(np.abs(q @ np.swapaxes(k, -1, -2)))) / np.sqrt(q.shape[-1])

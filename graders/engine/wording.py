@@ -44,6 +44,9 @@ def _verb(subject: str, singular: str, plural: str) -> str:
     return plural if _is_plural(subject) else singular
 
 
+verb_for = _verb   # the public name, for the relation modules
+
+
 def _bare(name: str) -> str:
     return name[4:] if name.startswith("the ") else name
 
