@@ -40,7 +40,7 @@ from graders.engine.masks import mask_relation
 from graders.engine.scales import clipped, slice_factors
 from graders.engine.wording import (Finding, MAX_SENTENCES, R_CONSTANT, R_FACTOR, R_LEAD, R_OFFSET, R_SHAPE,
                                     R_SWAPPED_PARTS, _Words, _bare, _constants, _is_plural, _listing,
-                                    _num, _ordinal, _shape)
+                                    _ordinal, _shape, number_text)
 
 __all__ = ["observe", "Finding", "findings"]
 
@@ -53,7 +53,7 @@ def _scalar(g: float, v: float, w: _Words, every: bool = False) -> list[Finding]
     subj, rv = w.subject, w.ref_value
     is_ = w.verb("is", "are")
     if g == 0 and v != 0:
-        return [Finding(R_CONSTANT, "zero", f"{subj} {is_} 0 where {rv} is {_num(v)}", ())]
+        return [Finding(R_CONSTANT, "zero", f"{subj} {is_} 0 where {rv} is {number_text(v)}", ())]
     integral = g == int(g) and v == int(v) and abs(g) < 2 ** 53 and abs(v) < 2 ** 53
     if integral:
         gi, vi = int(g), int(v)
@@ -82,7 +82,7 @@ def _scalar(g: float, v: float, w: _Words, every: bool = False) -> list[Finding]
         if known is not None and math.isclose(g, known * v, rel_tol=w.rtol, abs_tol=w.atol):
             out.append(Finding(R_FACTOR, "factor", f"{subj} {is_} {rv} times {w.number(c)}", (known,)))
         elif every and math.isfinite(c) and c != 0:  # any two numbers have a ratio: said only if a second case has it
-            out.append(Finding(R_FACTOR, "factor", f"{subj} {is_} {rv} times {_num(c)}", (c, "scalar")))
+            out.append(Finding(R_FACTOR, "factor", f"{subj} {is_} {rv} times {number_text(c)}", (c, "scalar")))
     d = g - v
     if not out and d != 0 and not every:
         known, _ = w.names_of(abs(d), generic=False)

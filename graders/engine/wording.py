@@ -75,6 +75,9 @@ def _num(x: float) -> str:
     return repr(x)
 
 
+number_text = _num   # the public name, for the relation modules
+
+
 def _shape(shape: tuple) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
