@@ -1,11 +1,14 @@
 """The standard each kata is held to, as figures: printed at the end of a test run.
 
-tests/test_katas.py records, for every known bug, near miss and alternative answer it
-grades, what came of it; this plugin gathers the records (from every xdist worker, through
-a folder named in the environment) and prints two tables, one line per kata: the
-dimensions of the input domain its explorer ranges over; and bugs caught, bugs named as
-themselves, alternative answers accepted, near misses given an observed relation and no
-name, and near misses given a wrong name (which must be none).
+tests/test_katas.py records, for every known bug, near miss, variant and alternative answer
+it grades, what came of it; this plugin gathers the records (from every xdist worker, through
+a folder named in the environment) and prints three tables, one line per kata: the
+dimensions of the input domain its explorer ranges over; bugs caught, bugs named as
+themselves and alternative answers accepted; and the explanations' rightness: near misses
+and variants (catalogued mistakes with their trigger moved) explained as each declares a
+reader should be told, those of which nothing was said, and those given a wrong name (which
+must be none). Rightness is a match of the declared explanation, not the presence of a
+sentence.
 """
 from __future__ import annotations
 
@@ -19,13 +22,15 @@ FOLDER = "KATA_FIGURES_DIR"
 
 
 def record(kata: str, kind: str, name: str, caught: bool, named: str | None, right: bool,
-           observed: list | None = None) -> None:
-    """One graded entry: kind is "bug", "near miss" or "alternative"."""
+           said: list | None = None, explained: bool | None = None) -> None:
+    """One graded entry: kind is "bug", "near miss", "variant" or "alternative". `said`: what its
+    report observed; `explained`: whether that is what the entry declares (None: it declares
+    nothing)."""
     folder = os.environ.get(FOLDER)
     if not folder:
         return
     line = json.dumps({"kata": kata, "kind": kind, "name": name, "caught": caught, "named": named, "right": right,
-                       "observed": bool(observed)})
+                       "said": len(said or []), "explained": explained})
     with open(os.path.join(folder, f"{os.getpid()}.jsonl"), "a", encoding="utf-8") as f:
         f.write(line + "\n")
 
@@ -43,11 +48,15 @@ def pytest_unconfigure(config):
         os.environ.pop(FOLDER, None)
 
 
+KEYS = ("bugs", "named", "alternatives", "bugs explained", "near misses", "variants", "nothing said", "misnamed")
+
+
 def figures(folder: str) -> dict[str, dict[str, list[int]]]:
-    """{kata: {"bugs": [caught, total], "named": [named as itself, total], "alternatives": [passed, total],
-    "observed": [near misses with a relation and no name, total], "misnamed": [near misses named, total]}}."""
-    keys = ("bugs", "named", "alternatives", "observed", "misnamed")
-    out: dict = defaultdict(lambda: {k: [0, 0] for k in keys})
+    """{kata: {key: [count, total]}} for each of KEYS: bugs caught, bugs named as themselves,
+    alternatives passed, bugs whose observation alone is what they declare, near misses and
+    variants explained right, near misses and variants of which nothing was said, and those
+    named (misnamed)."""
+    out: dict = defaultdict(lambda: {k: [0, 0] for k in KEYS})
     for name in os.listdir(folder):
         with open(os.path.join(folder, name), encoding="utf-8") as f:
             for line in f:
@@ -58,8 +67,12 @@ def figures(folder: str) -> dict[str, dict[str, list[int]]]:
                 elif r["kind"] == "bug":
                     _count(row["bugs"], r["caught"])
                     _count(row["named"], r["right"])
+                    if r.get("explained") is not None:
+                        _count(row["bugs explained"], r["explained"])
                 else:
-                    _count(row["observed"], r.get("observed", False) and r["named"] is None)
+                    _count(row["near misses" if r["kind"] == "near miss" else "variants"],
+                           bool(r.get("explained")) and r["named"] is None)
+                    _count(row["nothing said"], not r.get("said"))
                     _count(row["misnamed"], r["named"] is not None)
     return dict(out)
 
@@ -78,15 +91,29 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     def pct(pair):
         return f"{100 * pair[0] / pair[1]:5.1f}% ({pair[0]}/{pair[1]})" if pair[1] else "   -"
 
+    def ratio(pair):
+        return f"{pair[0]}/{pair[1]}" if pair[1] else "-"
+
     terminalreporter.section("the standard, kata by kata")
     _dimensions(terminalreporter, sorted(table))
-    terminalreporter.write_line(f"{'kata':22} {'bugs caught':>16} {'named as itself':>16} {'alternatives':>14} "
-                                f"{'near misses observed':>21} {'misnamed':>14}")
+    terminalreporter.write_line(f"{'kata':22} {'bugs caught':>16} {'named as itself':>16} {'alternatives':>14}")
     for kata in sorted(table):
         row = table[kata]
         terminalreporter.write_line(f"{kata:22} {pct(row['bugs']):>16} {pct(row['named']):>16} "
-                                    f"{pct(row['alternatives']):>14} {pct(row['observed']):>21} "
-                                    f"{pct(row['misnamed']):>14}")
+                                    f"{pct(row['alternatives']):>14}")
+    terminalreporter.write_line("")
+    terminalreporter.write_line("explained right (what the report observed is the explanation the entry declares) / "
+                                "total, without a name")
+    heads = ("near misses", "variants", "nothing said", "misnamed", "bugs explained")
+    terminalreporter.write_line(f"{'kata':22} " + " ".join(f"{h:>15}" for h in heads))
+    total = {h: [0, 0] for h in heads}
+    for kata in sorted(table):
+        row = table[kata]
+        for h in heads:
+            total[h][0] += row[h][0]
+            total[h][1] += row[h][1]
+        terminalreporter.write_line(f"{kata:22} " + " ".join(f"{ratio(row[h]):>15}" for h in heads))
+    terminalreporter.write_line(f"{'all':22} " + " ".join(f"{pct(total[h]):>15}" for h in heads))
 
 
 def _dimensions(terminalreporter, katas: list[str]) -> None:

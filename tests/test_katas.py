@@ -12,7 +12,8 @@ import ast
 import pytest
 
 from graders.engine import bugs as bug_catalogue
-from graders.engine.harness import grade
+from graders.engine.harness import grade, graded
+from graders.engine.said import matches
 from practice import catalogue
 
 from kata_figures import record
@@ -21,6 +22,7 @@ from kata_files import ROOT, alternative_id, alternatives, check_ids, functions,
 NAMES = catalogue.names()
 BUGS = [(k, b) for k in NAMES for b in bug_catalogue.load(k)]
 NEAR_MISSES = [(k, b) for k in NAMES for b in bug_catalogue.near_misses(k)]
+VARIANTS = [(k, b) for k in NAMES for b in bug_catalogue.variants(k)]
 
 
 def failed(report: dict) -> dict[str, str]:
@@ -88,12 +90,24 @@ def test_catalogue_of_bugs_is_broad(kata):
     assert not unknown, f"bugs naming a check that the grader does not have: {unknown}"
 
 
-@pytest.mark.parametrize("kata, bug", BUGS, ids=[f"{k}-{b.name}" for k, b in BUGS])
-def test_bug_fails_and_is_diagnosed(kata, bug, tmp_path):
+def explained(kata: str, bug, tmp_path):
+    """The report on `bug`'s code, and what its `Observed:` says (graders.engine.said.Said)."""
     path = tmp_path / f"{kata}.py"
     path.write_text(bug.source)
-    report = grade(kata, path)
-    record(kata, "bug", bug.name, not report["passed"], report["bug"], report["bug"] == bug.name, report["observed"])
+    report, grading = graded(kata, path)
+    return report.to_dict(), list(grading.explanation) if grading is not None else []
+
+
+def explained_right(bug, said: list) -> bool:
+    """What was observed is one of the explanations `bug` declares a reader should get."""
+    return any(matches(said, spec) for spec in bug.says)
+
+
+@pytest.mark.parametrize("kata, bug", BUGS, ids=[f"{k}-{b.name}" for k, b in BUGS])
+def test_bug_fails_and_is_diagnosed(kata, bug, tmp_path):
+    report, said = explained(kata, bug, tmp_path)
+    record(kata, "bug", bug.name, not report["passed"], report["bug"], report["bug"] == bug.name, said,
+           explained_right(bug, said) if bug.says else None)
     fails = failed(report)
     assert not report["passed"], f"the grader passes the bug {bug.name!r}"
     assert bug.fails in fails, f"{bug.name!r} should fail {bug.fails!r}; it failed {sorted(fails)}"
@@ -103,17 +117,23 @@ def test_bug_fails_and_is_diagnosed(kata, bug, tmp_path):
         assert message and "\n" not in message, f"{name}: a failure is one line"
 
 
-@pytest.mark.parametrize("kata, bug", NEAR_MISSES, ids=[f"{k}-{b.name}" for k, b in NEAR_MISSES])
-def test_near_miss_fails_and_is_not_named_as_another_bug(kata, bug, tmp_path):
-    """A mistake close to a catalogued one, but not it: the grader fails it, and the report
-    names no cause rather than the wrong one."""
-    path = tmp_path / f"{kata}.py"
-    path.write_text(bug.source)
-    report = grade(kata, path)
-    record(kata, "near miss", bug.name, not report["passed"], report["bug"], False, report["observed"])
-    assert not report["passed"], f"the grader passes the near miss {bug.name!r} ({bug.likely})"
+@pytest.mark.parametrize("kata, bug", NEAR_MISSES + VARIANTS, ids=[f"{k}-{b.name}" for k, b in NEAR_MISSES + VARIANTS])
+def test_near_miss_fails_and_is_explained_without_another_bugs_name(kata, bug, tmp_path):
+    """A mistake close to a catalogued one, but not it (a near miss), or one with its trigger
+    moved (a variant): the grader fails it, the report names no cause rather than the wrong
+    one, and what it observed is the explanation the entry declares."""
+    report, said = explained(kata, bug, tmp_path)
+    kind = "variant" if (kata, bug) in VARIANTS else "near miss"
+    right = explained_right(bug, said)
+    record(kata, kind, bug.name, not report["passed"], report["bug"], right, said, right)
+    assert bug.says, f"{bug.name!r} declares no explanation a reader should get (`says`)"
+    assert not report["passed"], f"the grader passes the {kind} {bug.name!r} ({bug.likely})"
     assert bug.fails in failed(report), f"{bug.name!r} should fail {bug.fails!r}; it failed {sorted(failed(report))}"
     assert report["bug"] is None, f"{bug.name!r} ({bug.likely}) was diagnosed as {report['bug']!r}"
+    if kind == "variant":  # made to move a catalogued trigger: each must be explained right
+        assert right, f"{bug.name!r} should be explained as one of {bug.says}; the report observed {said}"
+    elif not right:  # counted in the table of rightness; a gap of the explanations, not of the grader
+        pytest.xfail(f"{bug.name!r} should be explained as one of {bug.says}; the report observed {said}")
 
 
 @pytest.mark.parametrize("kata", NAMES)

@@ -155,6 +155,16 @@ def confirm(f, got, want, inputs=None):
         return _close(G, W + d[0])
     if f.kind == "opposite_sign":
         return _close(G, -W)
+    if f.kind == "rolled":
+        k, s = d
+        return _close(G, np.roll(W, s, axis=k))
+    if f.kind in ("floor", "ceiling"):
+        return _close(G, (np.maximum if f.kind == "floor" else np.minimum)(W, d[0])) and not _close(G, W)
+    if f.kind == "slice_factor":
+        k = d[0]
+        g, w = np.moveaxis(G, k, -1), np.moveaxis(W, k, -1)
+        c = (g * w).sum(axis=-1, keepdims=True) / (w * w).sum(axis=-1, keepdims=True)
+        return _close(g, c * w) and np.ptp(c) > 0
     if f.kind == "count":
         ok = np.isclose(G, W, rtol=1e-6, atol=1e-9, equal_nan=True)
         return int(ok.sum()) == d[0] and ok.size == d[1]
@@ -409,6 +419,10 @@ def test_masked_scores_right_only_on_the_lower_triangle():
     s = scores(q, k, np.sqrt(D_HEAD))
     want = np.where(causal(T), s, -np.inf)
     got = np.where(causal(T), s, 0.0)  # masked with 0 instead of -inf
+    assert observe(got, want, axes=AXES, masks=("",)) == [
+        "the output holds 0 where the reference holds -inf (the blocked entries), and agrees everywhere else: the "
+        "mask's fill value is 0, not -inf"]
+    got = np.where(causal(T), s, 0.0) + np.triu(np.arange(T * T).reshape(T, T), 1)  # no one fill value
     assert observe(got, want, axes=AXES) == [
         "the output agrees with the reference only on the lower triangle including the diagonal of the last "
         "two axes (query positions and key positions), in every slice"]
@@ -627,7 +641,10 @@ def test_nan_filled_output_says_nothing():
 def test_shape_mismatch_without_relation_says_nothing():
     q, k, v = qkv(41)
     y, _ = attention(q, k, v)
-    assert observe(y[:, :, :3], y) == []
+    assert observe(y[:, :, :3] * 2, y) == ["the output has 3 along axis 2 where the reference has 5"]
+    assert observe(y[:, :, :3], y) == [
+        "the output has 3 along axis 2 where the reference has 5: they are the first 3 of its 5, the others are "
+        "missing"]
     assert observe(np.ones((3, 7)), y) == []
     assert observe(np.ones(()), y) == []
     assert observe(np.zeros((0, 4)), np.zeros((4, 0))) == ["the output has shape (0, 4) where the reference has (4, 0)"]

@@ -172,21 +172,35 @@ NEAR_MISSES = [
     Bug("scale_squared", "finite_differences",
         "dq and dk are multiplied by scale**2 = 1/d: the scale is not missing but applied twice; each "
         "gradient carries 1/sqrt(d) once",
-        edited(BASE, (DQ, "dq = ds @ k * scale ** 2"), (DK, "dk = np.swapaxes(ds, -1, -2) @ q * scale ** 2"))),
+        edited(BASE, (DQ, "dq = ds @ k * scale ** 2"), (DK, "dk = np.swapaxes(ds, -1, -2) @ q * scale ** 2")),
+        says=('scale',)),
     Bug("mask_one_key_late", "unseen_keys_get_zero",
         "the mask starts one key too late (j > T_k - T_q + i + 1), so each query also sees the key after "
         "its own position: a mask, aligned bottom-right, off by one",
-        edited(BASE, (FUTURE, "(t_k - t_q + 1 + np.arange(t_q))[:, None]"))),
+        edited(BASE, (FUTURE, "(t_k - t_q + 1 + np.arange(t_q))[:, None]")), says=('mask',)),
     Bug("mask_one_key_early", "bottom_right",
         "the offset is T_k - T_q - 1, one less than bottom-right: each query misses its own key, and with "
         "T_q == T_k the first query sees nothing (0 / 0)",
-        edited(BASE, (FUTURE, "(t_k - t_q - 1 + np.arange(t_q))[:, None]"))),
+        edited(BASE, (FUTURE, "(t_k - t_q - 1 + np.arange(t_q))[:, None]")), says=('mask',)),
     Bug("rowsum_without_keepdims", "finite_differences",
         "the row sum lost keepdims=True, so the (T_q,) sums broadcast along the keys: key j gets query j's "
         "sum (and unequal T_q and T_k cannot broadcast at all)",
-        edited(BASE, (DS, "ds = p * (dp - (dp * p).sum(axis=-1))"))),
+        edited(BASE, (DS, "ds = p * (dp - (dp * p).sum(axis=-1))")), says=('conduct',)),
     Bug("max_over_queries", "finite_differences",
         "the max subtracted is each key's max over the queries (axis -2), a different constant for each "
         "key of a row, which changes the softmax; each row needs its own max over the keys",
-        edited(BASE, (SHIFT, "    s = s - s.max(axis=-2, keepdims=True)\n"))),
+        edited(BASE, (SHIFT, "    s = s - s.max(axis=-2, keepdims=True)\n")), says=('normalised', 'needs@scale')),
+]
+
+# Catalogued mistakes with their trigger moved (another offset, another factor): no entry above is them,
+# and the report must say what each is without a name.
+VARIANTS = [
+    Bug("mask_two_keys_late", "bottom_right",
+        "the mask starts two keys too late: each query also sees the two keys after its own position",
+        edited(BASE, (FUTURE, "(t_k - t_q + 2 + np.arange(t_q))[:, None]")), says=("mask",)),
+    Bug("dv_scaled", "agrees",
+        "dv is multiplied by the scale 1/sqrt(d) as dq and dk are; dv = p.T @ d_out carries no scale",
+        edited(BASE, ("    dv = np.swapaxes(p, -1, -2) @ d_out\n",
+                      "    dv = np.swapaxes(p, -1, -2) @ d_out * scale\n")),
+        says=("scale",)),
 ]

@@ -173,29 +173,47 @@ NEAR_MISSES = [
     Bug("decoding_offset_one_short", "decoding_alignment",
         "the offset is max(t_k - t_q, 1) instead of t_k - t_q + 1: right for the square mask, but in the decoding "
         "case each query sits one position too early (with one key more than queries it is no offset at all)",
-        edited(BASE, (OFFSET, "k=max(t_k - t_q, 1))"))),
+        edited(BASE, (OFFSET, "k=max(t_k - t_q, 1))")), says=('mask',)),
     Bug("precomputed_table_2048", "explored",
         "the mask is sliced out of a table built once for 2048 positions, so calls with more than 2048 keys get "
         "a mask of the wrong shape",
-        edited(BASE_TABLE, ("_TABLE = np.zeros(0, dtype=np.int64)", "_TABLE = np.arange(2048)"), (GROW, "    if False:\n"))),
+        edited(BASE_TABLE, ("_TABLE = np.zeros(0, dtype=np.int64)", "_TABLE = np.arange(2048)"), (GROW, "    if False:\n")),
+        says=('needs@t_k', 'conduct')),
     Bug("mask_cached_by_t_k", "decoding_alignment",
         "masks are cached by t_k alone, so a later call with the same number of keys and another number of "
         "queries gets the earlier mask",
         edited(BASE, ("def causal_mask(", "_CACHE = {}\n\n\ndef causal_mask("),
                (f"    return np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}\n",
                 f"    if t_k not in _CACHE:\n        _CACHE[t_k] = np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}\n"
-                "    return _CACHE[t_k]\n")), stateful=True),
+                "    return _CACHE[t_k]\n")), stateful=True, says=('history',)),
     Bug("minus_1e30", "blocked_are_minus_inf",
         "blocked scores are set to -1e30, a large finite number, not -inf",
-        edited(BASE, ("-np.inf, scores)", "-1e30, scores)"))),
+        edited(BASE, ("-np.inf, scores)", "-1e30, scores)")), says=('mask',)),
     Bug("float32_min_for_every_dtype", "blocked_are_minus_inf",
         "blocked scores are set to np.finfo(np.float32).min whatever the scores' dtype: a finite number, not -inf",
-        edited(BASE, ("-np.inf, scores)", "np.finfo(np.float32).min, scores)"))),
+        edited(BASE, ("-np.inf, scores)", "np.finfo(np.float32).min, scores)")), says=('mask',)),
     # torch generate_square_subsequent_mask (mask.float().masked_fill(mask == 0, float('-inf')), ...)
     Bug("additive_float_mask", "mask_dtype_and_shape",
         "causal_mask returns the additive float mask (-inf where blocked, 0 elsewhere) instead of the bool mask: "
         "np.where still reads it, but the contract's mask is True where blocked; the -inf belongs in "
         "apply_causal_mask",
         edited(BASE, (f"    return np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}\n",
-                      f"    return np.where(np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}, -np.inf, 0.0)\n"))),
+                      f"    return np.where(np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}, -np.inf, 0.0)\n")),
+        says=('type',)),
+]
+
+# Catalogued mistakes with their trigger moved (another offset, another cache key): no entry above is
+# them, and the report must say what each is without a name.
+VARIANTS = [
+    Bug("offset_two_ahead", "decoding_alignment",
+        "the offset is t_k - t_q + 2: each query also sees the key after its own position",
+        edited(BASE, (OFFSET, "k=t_k - t_q + 2)")), says=("mask",)),
+    Bug("mask_cached_by_t_q", "square",
+        "masks are cached by t_q alone, so a later call with the same number of queries and another number of "
+        "keys gets the earlier mask",
+        edited(BASE, ("def causal_mask(t_q, t_k=None):\n", "_MASKS = {}\n\n\ndef causal_mask(t_q, t_k=None):\n"),
+               (f"    return np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}\n",
+                f"    if t_q not in _MASKS:\n        _MASKS[t_q] = np.triu(np.ones((t_q, t_k), dtype=bool), {OFFSET}\n"
+                f"    return _MASKS[t_q].copy()\n")),
+        stateful=True, says=("history",)),
 ]

@@ -72,12 +72,12 @@ MORE_QUERIES = "more queries than keys (t_q > t_k): the first query would have n
 DOMAIN = Domain(
     Explore("apply_causal_mask", draw_apply, dims={**SIZES, "m": Dim(small=(1, 3), base=(2, 3))}, lead=2,
             families=("blocked_nan", "blocked_inf", "blocked_huge", "neg_inf", "zeros"),
-            valid=_valid, invalid=(Invalid(MORE_QUERIES, _more_queries),),
+            valid=_valid, invalid=(Invalid(MORE_QUERIES, _more_queries),), masks=("",),
             big=({"t_q": 1, "t_k": 40_000, "lead": 0}, {"t_q": 2, "t_k": 33_000, "lead": 0, "values": "blocked_nan"},
                  {"t_q": 2, "t_k": 2, "lead": 1, "m": 16_385}, {"t_q": 4, "t_k": 4, "lead": 2})),
     # `omit` (t_k left out) is valid on square cases only: a plain case has t_q < t_k, so it is
     # explored on the square cases of `big` and on the random mixes that draw t_q == t_k
-    Explore("causal_mask", draw_mask, dims=SIZES, valid=_valid, float32=False, scalars={"omit": (True,)},
+    Explore("causal_mask", draw_mask, dims=SIZES, valid=_valid, float32=False, scalars={"omit": (True,)}, masks=("",),
             invalid=(Invalid(MORE_QUERIES, _more_queries),
                      Invalid("t_k = 0 keys: a query would have no key to attend to", _no_keys)),
             big=({"t_q": 1, "t_k": 40_000}, {"t_q": 1025, "t_k": 1025, "omit": True},

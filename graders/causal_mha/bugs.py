@@ -277,23 +277,41 @@ NEAR_MISSES = [
         "of fixed size, but one as large as the first sequence happened to be",
         with_state("_future", "None", (f"    mask = {MASK}\n",
                                        f"    if _future is None:\n        _future = {MASK}\n    mask = _future\n")),
-        stateful=True),
+        stateful=True, says=('history',)),
     Bug("y_buffer_reused", "repeated_calls",
         "y (not the weights) is written into a module-level buffer that every call of the same shape reuses",
         with_state("_y", "{}", ("    return out @ W_o, w\n",
                                 "    y = out @ W_o\n    buf = _y.setdefault((y.shape, y.dtype), np.empty_like(y))\n"
-                                "    buf[...] = y\n    return buf, w\n")), stateful=True),
+                                "    buf[...] = y\n    return buf, w\n")), stateful=True, says=('conduct', 'history')),
     Bug("scores_clipped_after_masking", "causal",
         "the scores are clipped to [-88, 88] after the mask, so the masked -inf becomes -88 and the future "
         "gets a small weight that is not 0",
-        edited(BASE, (MASKING, MASKING + "    scores = np.clip(scores, -88.0, 88.0)\n"))),
+        edited(BASE, (MASKING, MASKING + "    scores = np.clip(scores, -88.0, 88.0)\n")),
+        says=('mask', 'clip', 'needs@scale')),
     Bug("value_check_more_heads_than_features", "raises",
         "the check refuses more heads than features, not a head count that does not divide d_model, and "
         "np.array_split quietly makes unequal heads",
-        edited(BASE_LOOP, ("if d_model % n_heads != 0:", "if n_heads > d_model:"))),
+        edited(BASE_LOOP, ("if d_model % n_heads != 0:", "if n_heads > d_model:")), says=('conduct',)),
     Bug("zero_rows_give_zero_output", "agrees",
         "rows of x that are all zero are treated as padding and their output set to 0; the contract has no "
         "padding, a zero row is a position like any other",
         edited(BASE, ("    return out @ W_o, w\n",
-                      "    y = out @ W_o\n    y[np.all(x == 0, axis=-1)] = 0.0\n    return y, w\n"))),
+                      "    y = out @ W_o\n    y[np.all(x == 0, axis=-1)] = 0.0\n    return y, w\n")),
+        says=('where@y', 'input')),
+]
+
+# Catalogued mistakes with their trigger moved (another factor, another cache key): no entry above is
+# them, and the report must say what each is without a name.
+VARIANTS = [
+    Bug("scale_by_n_heads_too", "agrees",
+        "the scores are divided by sqrt(d_head) and by n_heads as well",
+        edited(BASE, ("/ np.sqrt(d_head)", "/ np.sqrt(d_head) / n_heads")), says=("scale",)),
+    Bug("mask_cached_by_batch", "agrees",
+        "the mask is cached by the batch size B, so a later call with as many sequences and another T gets a mask "
+        "of the earlier T",
+        edited(BASE, ("def causal_mha(", "_MASKS = {}\n\n\ndef causal_mha("),
+               ("    mask = np.triu(np.ones((T, T), dtype=bool), k=1)\n",
+                "    if B not in _MASKS:\n        _MASKS[B] = np.triu(np.ones((T, T), dtype=bool), k=1)\n"
+                "    mask = _MASKS[B]\n")),
+        stateful=True, says=("history",)),
 ]

@@ -50,11 +50,11 @@ AXES = [{0: "batch", 1: "positions", 2: "features"},
 
 DOMAIN = Domain(Explore(
     "causal_mha", draw,
-    dims={"B": Dim(base=(2, 3)), "T": Dim(base=(3, 4, 5, 6)), "n_heads": Dim(base=(2, 3, 4)),
+    dims={"B": Dim(base=(2, 3), trivial=0), "T": Dim(base=(3, 4, 5, 6)), "n_heads": Dim(base=(2, 3, 4), trivial=0),
           "d_head": Dim(base=(2, 3))},
     families=("huge", "row_scales", "zeros"),
     extreme=("huge", "row_scales"),
     invalid=(Invalid("n_heads does not divide d_model", _indivisible),),
     big=({"B": 16_385, "T": 2, "n_heads": 1, "d_head": 2},),   # sequences past 16,384 in one batch
-    outputs=("y", "the weights"), axes=AXES, constants=constants,
+    outputs=("y", "the weights"), axes=AXES, constants=constants, masks=("the weights",),
 ))

@@ -191,22 +191,35 @@ NEAR_MISSES = [
     Bug("range_check_off_by_one", "raises",
         "the range check is t > V instead of t >= V, so the target V itself slips through to an IndexError; "
         "V is already outside [0, V)",
-        edited(BASE, ("(t >= V)", "(t > V)"))),
+        edited(BASE, ("(t >= V)", "(t > V)")), says=('conduct',)),
     Bug("max_not_added_back", "agrees",
         "the row max is subtracted before exp but never added back after the log, so logsumexp is short by the "
         "max (and the softmax is off by a factor exp(max)); logsumexp(z) = max + log(sum(exp(z - max)))",
-        edited(BASE, (LSE, "    lse = np.log(np.exp(z - m).sum(axis=-1))\n"))),
+        edited(BASE, (LSE, "    lse = np.log(np.exp(z - m).sum(axis=-1))\n")), says=('scale', 'offset')),
     Bug("gradient_over_all_positions", "ignore_index",
         "the loss is averaged over the counted positions but the gradient is divided by all of them; both must "
         "use the same count",
-        edited(BASE, ("grad /= n", "grad /= len(t)"))),
+        edited(BASE, ("grad /= n", "grad /= len(t)")), says=('scale',)),
     Bug("ignore_index_fixed", "ignore_index",
         "positions are ignored when their target is -100, whatever ignore_index the caller passes; compare with "
         "the ignore_index argument",
-        edited(BASE, ("counted = t != ignore_index", "counted = t != -100"))),
+        edited(BASE, ("counted = t != ignore_index", "counted = t != -100")), says=('needs@ignore_index', 'conduct')),
     Bug("probability_floor_tiny", "huge_logits",
         "the log is taken of the softmax probability with a floor of 1e-300: a target more than 690 below its "
         "row's max underflows to that floor and its loss stops at 690.8; use logsumexp(z) - z[target]",
         edited(BASE, ("    losses = lse - z[rows, tt]\n",
-                      "    losses = -np.log(np.maximum(np.exp(z - lse[:, None])[rows, tt], 1e-300))\n"))),
+                      "    losses = -np.log(np.maximum(np.exp(z - lse[:, None])[rows, tt], 1e-300))\n")),
+        says=('needs@scale', 'clip')),
+]
+
+# Catalogued mistakes with their trigger moved (another divisor, another fixed index): no entry above is
+# them, and the report must say what each is without a name.
+VARIANTS = [
+    Bug("gradient_divided_by_V", "finite_differences",
+        "the gradient is divided by V, the vocabulary size, instead of the number of counted positions",
+        edited(BASE, ("    grad /= n\n", "    grad /= V\n")), says=("scale",)),
+    Bug("ignore_index_fixed_at_minus_1", "ignore_index",
+        "positions are ignored when their target is -1, whatever ignore_index the caller passes",
+        edited(BASE, ("    counted = t != ignore_index\n", "    counted = t != -1\n")),
+        says=('needs@ignore_index', 'conduct')),
 ]

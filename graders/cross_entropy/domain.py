@@ -81,7 +81,7 @@ INVALID = (
 
 DOMAIN = Domain(Explore(
     "cross_entropy", draw,
-    dims={"n": Dim(base=(2, 3)), "V": Dim(base=(4, 5, 6), big=40_000)},
+    dims={"n": Dim(base=(2, 3), trivial=0), "V": Dim(base=(4, 5, 6), big=40_000)},
     lead=3,
     families=("huge", "offsets"),
     scalars={"ignore_index": (-100, -1, 0, 255), "ignored": (0, 2), "target_dtype": ("int32", "int64")},
@@ -90,4 +90,5 @@ DOMAIN = Domain(Explore(
     # rows past 16,384 with V = 2, all counted; a vocabulary past 32,767 for two positions
     big=({"n": 16_385, "lead": 1, "V": 2, "ignored": 0}, {"n": 2, "lead": 1, "V": 40_000}),
     fixed={"ignored": 3},
+    outputs=("the loss", "the gradient"),
 ))

@@ -217,6 +217,13 @@ def _along_axis_relations(G, W, w: _Words) -> list[Finding]:
                 if roll:
                     out.append(_shift_finding(k, roll, True, w))
                     continue
+                rolled = next((s for s in range(2, n - 1) if n >= 4 and perm == [(i - s) % n for i in range(n)]), 0)
+                if rolled:
+                    text = (f"along {ax}, {w.subject} {w.verb('holds', 'hold')} the slices of {w.ref} rolled by "
+                            f"{w.number(rolled, generic=False)}: slice i holds its slice i - {rolled}, the last "
+                            f"{rolled} coming first")
+                    out.append(Finding(R_PERM, "rolled", text, (k, rolled)))
+                    continue
                 reverse = perm == list(range(n - 1, -1, -1))
                 listed = ", ".join(str(j) for j in perm[:12]) + (", …" if n > 12 else "")
                 if reverse:
@@ -357,26 +364,36 @@ def _value_relations(G, W, w: _Words, inputs: dict[str, np.ndarray]) -> list[Fin
 
 def _tempered_relation(G, W, w: _Words) -> list[Finding]:
     """Both are distributions along the last axis and the output is the reference's at another
-    temperature: log G - its row mean equals c times log W - its row mean, for one c (a wrong
-    scale of the scores before a softmax, say). Tested on every entry where W is not tiny."""
+    temperature: G is softmax(c * log W) along the last axis, for one c (a wrong scale of the
+    scores before a softmax, say), zero where W is. c is fitted on the entries where both are
+    well above underflow, and the prediction is verified on every entry."""
     if G.ndim == 0 or G.shape[-1] < 2 or not (np.all(np.isfinite(G)) and np.all(np.isfinite(W))):
         return []
     if np.any(G < 0) or np.any(W < 0) or not (_sums_to_one(G) and _sums_to_one(W)):
         return []
-    support = W > 1e-12
-    if np.any(G[support] <= 0) or np.any(G[~support] > 1e-9):  # zero where the reference is (a mask), else not
+    if np.any(G[W == 0] > 1e-12):  # zero where the reference is (a mask), and only there
         return []
-    lg = np.where(support, np.log(np.where(support, G, 1.0)), 0.0)
-    lw = np.where(support, np.log(np.where(support, W, 1.0)), 0.0)
-    count = support.sum(axis=-1, keepdims=True)
-    lg = np.where(support, lg - lg.sum(axis=-1, keepdims=True) / np.maximum(count, 1), 0.0)
-    lw = np.where(support, lw - lw.sum(axis=-1, keepdims=True) / np.maximum(count, 1), 0.0)
+    both = (W > 1e-12) & (G > 1e-12)
+    count = both.sum(axis=-1, keepdims=True)
+    if not np.any(count >= 2):
+        return []
+    with np.errstate(all="ignore"):
+        lg = np.where(both, np.log(np.where(both, G, 1.0)), 0.0)
+        lw = np.where(both, np.log(np.where(both, W, 1.0)), 0.0)
+    lg = np.where(both, lg - lg.sum(axis=-1, keepdims=True) / np.maximum(count, 1), 0.0)
+    lw = np.where(both, lw - lw.sum(axis=-1, keepdims=True) / np.maximum(count, 1), 0.0)
     spread = float(np.sum(lw * lw))
-    if spread < 1e-12 or not np.any(count >= 2):
+    if spread < 1e-12:
         return []
     c = float(np.sum(lg * lw)) / spread
-    tol = 10 * max(w.rtol, 1e-6)
-    if abs(c - 1) <= tol or not np.all(np.abs(lg - c * lw) <= tol * (1 + np.abs(lw))):
+    if not math.isfinite(c) or abs(c - 1) <= 10 * max(w.rtol, 1e-6):
+        return []
+    with np.errstate(all="ignore"):
+        logits = np.where(W > 0, c * np.log(np.where(W > 0, W, 1.0)), -np.inf)
+        top = np.max(logits, axis=-1, keepdims=True)
+        e = np.where(W > 0, np.exp(logits - np.where(np.isfinite(top), top, 0.0)), 0.0)
+        pred = e / e.sum(axis=-1, keepdims=True)
+    if not _explains(G, pred, W, np.zeros(G.shape, dtype=bool), w):
         return []
     text = (f"{w.subject} {w.verb('is', 'are')} {w.ref} at another temperature: what comes out of the softmax is "
             f"as if every score before it were multiplied by {w.number(c)}")

@@ -26,6 +26,9 @@ class Bug:
     likely: str    # the lesson, completing "Likely cause: ..."
     code: str      # the attempt's source; `import numpy as np` is added when absent
     stateful: bool = False  # its answers depend on earlier calls (a cache, a reused buffer)
+    # what a reader should be told when no name is given: "kind" or "kind@part" (graders.engine.said),
+    # any one of them; a near miss must get one of them, and no catalogued name
+    says: tuple[str, ...] = ()
 
     @property
     def source(self) -> str:
@@ -78,6 +81,14 @@ def near_misses(kata: str) -> list[Bug]:
     diagnosis must not name them as a bug they are not (their `likely` says what they are)."""
     module = _module(kata)
     return list(getattr(module, "NEAR_MISSES", ())) if module else []
+
+
+def variants(kata: str) -> list[Bug]:
+    """Catalogued mistakes with their trigger moved (another threshold, another mode, another
+    cache key): no entry of the catalogue is them, and the report must still say what each is
+    (its `says`) without naming one."""
+    module = _module(kata)
+    return list(getattr(module, "VARIANTS", ())) if module else []
 
 
 def bases(kata: str) -> dict[str, str]:

@@ -45,9 +45,26 @@ def diagnose(kata: str, failing: list[Call], history: list[Call], named: list[st
         if not failing or _reference_explains(kata, failing):
             return _named(kata, named)
         fitting = [b for b in catalogue if _quietly(lambda: _fits(kata, b, failing, history))]
-    if len(fitting) != 1:
+    if len(fitting) == 1:
+        return {"bug": fitting[0].name, "message": fitting[0].likely}
+    return _several(kata, fitting, failing)
+
+
+def _several(kata: str, fitting: list, failing: list[Call]) -> dict | None:
+    """Two mistakes or more, each in functions of its own (a bug in gqa and one in kv_cache_bytes):
+    each fits the calls of the functions it changes, and together they cover every failing
+    call. When two fitting bugs change a function in common, they are two explanations of one
+    mistake, and neither is named."""
+    if len(fitting) < 2:
         return None
-    return {"bug": fitting[0].name, "message": fitting[0].likely}
+    touched = [touched_functions(kata, b) for b in fitting]
+    if any(a & b for i, a in enumerate(touched) for b in touched[i + 1:]):
+        return None
+    if not {c.function for c in failing} <= set().union(*touched):
+        return None
+    names = [b.name for b in fitting]
+    lessons = "; and ".join(f"{b.likely} ({', '.join(sorted(t))})" for b, t in zip(fitting, touched))
+    return {"bug": ", ".join(names), "message": f"{len(fitting)} mistakes, one in each function: {lessons}"}
 
 
 def _replayable(call: Call) -> bool:

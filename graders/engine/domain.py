@@ -36,6 +36,9 @@ class Dim:
     small: tuple[int, ...] = SMALL
     big: int | None = None
     base: tuple[int, ...] = (2, 3, 4, 5)    # what it takes in a plain case: 2 or more, so that a layout shows
+    # at or below this size most answers agree (one key, one feature): that a case passes there
+    # says nothing of what a failure needs; 0 for a size whose 1 is a case like any other (a batch)
+    trivial: int = 1
 
 
 @dataclass(frozen=True)
@@ -66,12 +69,23 @@ class Explore:
     determined: Callable[[dict], bool] | None = None  # for a sampler: the cases whose answer is fixed
     sequence: bool = True                           # explore sequences of calls
     fixed: dict[str, Any] = field(default_factory=dict)  # case entries every case has
-    # for the observed relations (graders.engine.observed): the names of a tuple result's parts,
+    # for the observed relations (graders.engine.observed): the names of a tuple result's parts (a part that
+    # is a tuple itself as (its name, (the names of its parts)): ("y", ("the returned cache", ("k", "v")))),
     # the names of each part's axes (a dict, or a list of dicts, one a part), and the case's
     # constants a wrong factor may be, by name ({"sqrt(d_head)": 1.41, ...})
-    outputs: tuple[str, ...] = ()
+    outputs: tuple = ()
     axes: Any = None
     constants: Callable[[dict], dict] | None = None
+    # the outputs whose blocked entries are a mask, compared with the reference's (graders.engine.masks):
+    # their names, "" for a single output
+    masks: tuple[str, ...] = ()
+    # for what a failure needs (graders.engine.contrast): the argument the data scale applies to (the
+    # first float array, when not given), and `magnitude(arguments) -> (what, largest value)` to say it
+    scaled: str | None = None
+    magnitude: Callable[[dict], tuple[str, float]] | None = None
+    # for a function that returns only a product of its attention weights: arguments that show them
+    # (graders.engine.probes: through_v, through_d_out)
+    probe: Callable[[dict], Any] | None = None
 
     def allows(self, case: dict) -> bool:
         """Whether `case` is a valid call: its axis within the array, every size at least its

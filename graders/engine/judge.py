@@ -81,7 +81,7 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float, p
         if hung:
             done(test.__name__, _not_after_hang(test, hung))
             continue
-        if getattr(test, "slow", None):
+        if getattr(test, "slow", None) and all(r.passed for r in results.values()):
             candidate.release_twin()  # the calls that need it are made: not alive beside a measured call's child
         if getattr(test, "slow", None) and not all(r.passed for r in results.values()):
             done(test.__name__, CheckResult(test.check_name, Status.SKIPPED, id=test.__name__, message=(
@@ -109,6 +109,13 @@ def run(module, ref, box: Sandbox, candidate: Candidate, check_seconds: float, p
     judged.results = [results[t.__name__] for t in tests]  # in the order the grader lists them
     if any(ident in STATE_CHECKS and failure.kind in ("stale", "shared") for ident, failure in judged.failures):
         blame_state(judged, candidate, check_seconds)  # state is known to leak: say which failures it explains
+    if judged.failures:
+        from graders.engine.explain import explain
+
+        kata = module.__name__.split(".")[1] if module.__name__.count(".") == 2 else None
+        explained = explain(judged.failures, candidate, ref, files.domain(kata) if kata else None, check_seconds)
+        for result in judged.results:
+            result.repro = explained.repros.get(result.id, result.repro)
     return judged
 
 

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from graders.engine.call_text import plain
 from graders.engine.failures import CheckFailed
 from graders.engine.recorder import Call, Raised
 from graders.engine.relations import observe
@@ -26,7 +27,11 @@ CHECKS_LOOKED_AT = 3    # failing checks whose failing call is compared
 def observed(ref, domain, failures: list[tuple[str, CheckFailed]]) -> list[str]:
     """Sentences about the failing calls of the first failing checks, most specific first,
     each once: the relations between the attempt's answer and the reference's, else what the
-    failing call did that the reference's does not (raise, return, write into an input)."""
+    failing call did that the reference's does not (raise, return, write into an input).
+    When the judge explained the failures (graders.engine.explain), its sentences."""
+    explained = next((f.explained for _, f in failures if hasattr(f, "explained")), None)
+    if explained is not None:
+        return [s.text for s in explained]
     for _, failure in failures[:CHECKS_LOOKED_AT]:
         call = next((c for c in reversed(failure.calls) if _comparable(c)), None)
         if call is None:
@@ -36,31 +41,35 @@ def observed(ref, domain, failures: list[tuple[str, CheckFailed]]) -> list[str]:
             return found[:MAX_OBSERVED]
     for _, failure in failures[:CHECKS_LOOKED_AT]:
         for call in reversed(failure.calls):
-            sentence = _conduct(ref, call)
+            sentence = conduct(ref, call)
             if sentence:
                 return [sentence]
     return []
 
 
-def _conduct(ref, call: Call) -> str | None:
+def conduct(ref, call: Call) -> str | None:
     """What a failing call did, tested against the reference on the same arguments: it raised
     where the reference returns, returned where the reference raises ValueError, wrote into an
     input, or returned memory it shares with one. None when it did none of these."""
+    source = plain(call.source)
     if call.mutated:
         written = [m for m in call.mutated if not m.endswith(" (replaced)")]
         what = f"writes into its input {_names(written)}" if written else \
             f"replaces entries of a container it was given ({_names([m[:-11] for m in call.mutated])})"
-        return f"{call.source} {what}, where the reference leaves its inputs as they were"
+        return f"{source} {what}, where the reference leaves its inputs as they were"
     if call.shares:
-        return f"what {call.source} returns shares memory with what it was given or returned before"
+        return f"what {source} returns shares memory with what it was given or returned before"
     if not (call.recorded and call.kept) or getattr(ref, call.function, None) is None:
         return None
     want, _ = Replayer(ref).outcome(call)
     if isinstance(call.outcome, Raised) and not isinstance(want, BaseException):
-        return (f"{call.source} raises {call.outcome.type_name}{call.outcome.location()}, where the reference "
+        return (f"{source} raises {call.outcome.type_name}{call.outcome.location()}, where the reference "
                 f"returns an answer")
     if call.returned and isinstance(want, ValueError):
-        return f"{call.source} returns an answer, where the reference raises ValueError"
+        return f"{source} returns an answer, where the reference raises ValueError"
+    if isinstance(call.outcome, Raised) and isinstance(want, ValueError) and not call.outcome.is_a(ValueError):
+        return (f"{source} raises {call.outcome.type_name}{call.outcome.location()}, where the reference raises "
+                f"ValueError: the contract's check is missing or comes too late")
     return None
 
 

@@ -133,6 +133,8 @@ class Grading:
         self.mutations: list[Call] = []     # every call that wrote into its arguments, whatever its size
         self.shared: list[Call] = []        # every call whose result shares memory with an input or a kept result
         self.failed = False                 # a check of this grading has failed
+        self.explanation: list = []         # what the report says was observed (graders.engine.said.Said)
+        self.sent = 0                       # calls sent to the attempt's processes so far
         self._ids = itertools.count(1)
 
     def next_id(self) -> int:
@@ -296,6 +298,7 @@ class Recorded:
         call.shapes = functools.partial(call_text.shapes, (args, kwargs), dict(inputs.names) if inputs else {}) \
             if small else call_text.shapes((args, kwargs), inputs.names if inputs is not None else {})
         g.calls.append(call)
+        g.sent += 1
         if ahead is not None:  # sent with arrays of the same values: the views are of those
             sent, placed = (ahead.args, ahead.kwargs), ahead.placed
         else:
@@ -418,6 +421,11 @@ class Candidate:
         self.ahead: collections.deque = collections.deque()   # calls sent ahead, not made yet (Ahead)
         self.settling = False
         self.twin: Candidate | None = None    # the twin of its process, made before its first call
+
+    @property
+    def path(self) -> str | None:
+        """The attempt's file, as a repro names it."""
+        return self._path
 
     def __getattr__(self, name: str) -> Recorded:
         if name.startswith("__") or name not in self.functions:

@@ -27,6 +27,7 @@ is not claimed. `observe` never raises: what cannot be compared gives no sentenc
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -34,20 +35,25 @@ import numpy as np
 from graders.engine.array_relations import (_all_close, _along_axis_relations, _axes_relation, _close, _pattern,
                                             _sums_relation, _swapped, _tempered_relation, _to_array,
                                             _transposition, _value_relations)
-from graders.engine.wording import (Finding, MAX_SENTENCES, R_FACTOR, R_LEAD, R_OFFSET, R_SHAPE,
+from graders.engine.kinds import key_relations, sizes_relation, type_relation
+from graders.engine.masks import mask_relation
+from graders.engine.scales import clipped, slice_factors
+from graders.engine.wording import (Finding, MAX_SENTENCES, R_CONSTANT, R_FACTOR, R_LEAD, R_OFFSET, R_SHAPE,
                                     R_SWAPPED_PARTS, _Words, _bare, _constants, _is_plural, _listing,
-                                    _ordinal, _shape)
+                                    _ordinal, _shape, number_text)
 
 __all__ = ["observe", "Finding", "findings"]
 
 
 # ----------------------------------------------------------------------------- one output
 
-def _scalar(g: float, v: float, w: _Words) -> list[Finding]:
+def _scalar(g: float, v: float, w: _Words, every: bool = False) -> list[Finding]:
     if not (math.isfinite(g) and math.isfinite(v)):
         return []
     subj, rv = w.subject, w.ref_value
     is_ = w.verb("is", "are")
+    if g == 0 and v != 0:
+        return [Finding(R_CONSTANT, "zero", f"{subj} {is_} 0 where {rv} is {number_text(v)}", ())]
     integral = g == int(g) and v == int(v) and abs(g) < 2 ** 53 and abs(v) < 2 ** 53
     if integral:
         gi, vi = int(g), int(v)
@@ -75,8 +81,10 @@ def _scalar(g: float, v: float, w: _Words) -> list[Finding]:
         known, _ = w.names_of(c)
         if known is not None and math.isclose(g, known * v, rel_tol=w.rtol, abs_tol=w.atol):
             out.append(Finding(R_FACTOR, "factor", f"{subj} {is_} {rv} times {w.number(c)}", (known,)))
+        elif every and math.isfinite(c) and c != 0:  # any two numbers have a ratio: said only if a second case has it
+            out.append(Finding(R_FACTOR, "factor", f"{subj} {is_} {rv} times {number_text(c)}", (c, "scalar")))
     d = g - v
-    if not out and d != 0:
+    if not out and d != 0 and not every:
         known, _ = w.names_of(abs(d), generic=False)
         if known is not None and math.isclose(g, v + math.copysign(known, d), rel_tol=w.rtol, abs_tol=w.atol):
             sign = "plus" if d > 0 else "minus"
@@ -89,7 +97,7 @@ def _shapes(G: np.ndarray, W: np.ndarray, w: _Words) -> list[Finding]:
     gs, ws = G.shape, W.shape
     base = f"{w.subject} {w.verb('has', 'have')} shape {_shape(gs)} where {w.ref} has {_shape(ws)}"
     if G.size != W.size:
-        return []
+        return sizes_relation(G, W, w)
     empty = G.size == 0
     if len(gs) == len(ws) and sorted(gs) == sorted(ws):
         p = None if empty else _transposition(G, W, w)
@@ -138,7 +146,10 @@ def _is_bool(x: Any) -> bool:
     return isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype.kind == "b")
 
 
-def _single(got: Any, want: Any, w: _Words, inputs: dict[str, np.ndarray]) -> list[Finding]:
+def _single(got: Any, want: Any, w: _Words, inputs: dict[str, np.ndarray], every: bool = False,
+            masked: bool = False) -> list[Finding]:
+    """The relations between one output and the reference's. `every`: all that hold, the
+    relations that say what and those that say only where alike (the caller picks)."""
     G, W = _to_array(got), _to_array(want)
     if G is None or W is None:
         return []
@@ -152,8 +163,16 @@ def _single(got: Any, want: Any, w: _Words, inputs: dict[str, np.ndarray]) -> li
     if G.size == 1:
         if _is_bool(got) or _is_bool(want):
             return []  # true and false are not numbers to relate
-        return _scalar(float(G.flat[0]), float(W.flat[0]), w)
+        return _scalar(float(G.flat[0]), float(W.flat[0]), w, every)
     exact = _axes_relation(G, W, w) + _along_axis_relations(G, W, w) + _value_relations(G, W, w, inputs)
+    if masked:
+        mask = mask_relation(G, W, w, _is_bool(got) or _is_bool(want))
+        if mask:  # a mask's shape, said as a mask: not as slices shifted or permuted
+            exact = [f for f in exact if f.kind not in ("shift", "permutation", "same_slice")] + mask
+    if not any(f.kind in ("factor", "negated", "renormalised") for f in exact):
+        exact += slice_factors(G, W, w) or clipped(G, W, w)
+    if every:
+        return exact + _tempered_relation(G, W, w) + _sums_relation(G, W, w) + _pattern(M, w)
     exact = exact or _tempered_relation(G, W, w)
     if exact:
         return exact
@@ -185,8 +204,11 @@ def _ndim(x: Any) -> int:
 
 def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict | None = None,
              what: str = "the output", axes: dict | None = None, rtol: float = 1e-6, atol: float = 1e-9,
-             names: tuple = ()) -> list[Finding]:
-    """Every relation that holds, most specific first (`observe` keeps the first few texts)."""
+             names: tuple = (), every: bool = False, masks: tuple = ()) -> list[Finding]:
+    """Every relation that holds, most specific first (`observe` keeps the first few texts).
+    `every`: also those that only say where the answers differ when another says what (for a
+    caller that confirms each on a second case before it picks). `masks`: the outputs (by name,
+    "" for a single one) whose blocked entries are a mask to compare with the reference's."""
     rtol, atol = float(rtol), float(atol)
     if not (math.isfinite(rtol) and math.isfinite(atol)) or rtol < 0 or atol < 0:
         return []
@@ -201,9 +223,17 @@ def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict
     def words(subject, ref, ref_value, part_axes, ndim):
         return _Words(subject, ref, ref_value, part_axes, ndim, consts, rtol, atol)
 
+    if isinstance(want, dict):
+        return _dict_findings(got, want, what, lambda g, v, name: findings(
+            g, v, inputs=inputs, constants=constants, what=name, axes=axes, rtol=rtol, atol=atol, every=every,
+            masks=masks))
+    typed = type_relation(got, want, what)
     seq = (tuple, list)
     if isinstance(want, seq):
         n = len(want)
+        inner = {i: names[i][1] for i in range(min(n, len(names))) if isinstance(names[i], tuple)
+                 and len(names[i]) == 2 and isinstance(names[i][0], str)}   # a part that is itself a tuple, named
+        names = tuple(names[i][0] if i in inner else names[i] for i in range(len(names)))
         part_names = [names[i] if i < len(names) and isinstance(names[i], str) and names[i] else _ordinal(i)
                       for i in range(n)]
         refs = [f"the reference's {_bare(nm)}" for nm in part_names]
@@ -241,24 +271,59 @@ def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict
             other = next((j for j in range(n) if j != i and _agrees(got[i], want[j], w)), None)
             if other is not None:
                 out.append(Finding(R_SWAPPED_PARTS, "other_part",
-                                   f"{part_names[i]} {w.verb('equals', 'equal')} {refs[other]}", (i, other)))
+                                   f"{part_names[i]} {w.verb('equals', 'equal')} {refs[other]}", (i, other),
+                                   part_names[i]))
                 continue
-            out.extend(_single(got[i], want[i], w, arrays))
+            if i in inner and isinstance(want[i], seq) and isinstance(got[i], seq):  # each of its own parts, by name
+                subnames = tuple(f"{sub} of {part_names[i]}" for sub in inner[i])
+                out.extend(f for f in findings(got[i], want[i], inputs=inputs, constants=constants, what=part_names[i],
+                                               axes=_axes_for(axes, i, part_names[i]), rtol=rtol, atol=atol,
+                                               names=subnames, every=every, masks=masks) if f.kind != "parts")
+                continue
+            out.extend(replace(f, part=part_names[i])
+                       for f in _single(got[i], want[i], w, arrays, every, part_names[i] in masks))
         return sorted(out, key=lambda f: f.rank)
 
     if isinstance(got, seq):
         w = words(what, "the reference", "the reference's value", axes, _ndim(want))
         G, W = _to_array(got), _to_array(want)
         if G is not None and W is not None and G.shape == W.shape:
-            return sorted(_single(G, W, w, arrays), key=lambda f: f.rank)
+            return sorted(_single(G, W, w, arrays, every, "" in masks), key=lambda f: f.rank)
         kind = "tuple" if isinstance(got, tuple) else "list"
         for i, part in enumerate(got):
             if _agrees(part, want, w):
                 return [Finding(R_LEAD, "in_part", f"{what} {w.verb('is', 'are')} a {kind} of {len(got)} whose "
                                 f"element {i} equals the reference", (i,))]
-        return sorted(_single(G, W, w, arrays), key=lambda f: f.rank) if G is not None else []
+        return sorted(_single(G, W, w, arrays, every, "" in masks), key=lambda f: f.rank) if G is not None else []
     w = words(what, "the reference", "the reference's value", axes, _ndim(want))
-    return sorted(_single(got, want, w, arrays), key=lambda f: f.rank)
+    return sorted(typed + _single(got, want, w, arrays, every, "" in masks), key=lambda f: f.rank)
+
+
+def _dict_findings(got: Any, want: dict, what: str, relate) -> list[Finding]:
+    """A dict against the reference's: its missing and extra keys, which entries agree, and the
+    relations of each entry that differs (`relate(got, want, name)`), about that key."""
+    if not isinstance(got, dict):
+        return type_relation(got, want, what) if not isinstance(got, (list, tuple)) else []
+    out = key_relations(got, want, what)
+    common = [k for k in want if k in got]
+    if not common:
+        return out
+    bad = [k for k in common if relate(got[k], want[k], "") or not _same_entry(got[k], want[k])]
+    good = [k for k in common if k not in bad]
+    if good and bad:
+        out.append(Finding(R_LEAD, "parts", f"{_listing([repr(k) for k in good])} of {what} "
+                           f"{'agree' if len(good) > 1 else 'agrees'} with the reference; "
+                           f"{_listing([repr(k) for k in bad])} {'differ' if len(bad) > 1 else 'differs'}",
+                           (tuple(map(repr, good)), tuple(map(repr, bad)))))
+    for k in bad:
+        out.extend(replace(f, part=repr(k)) for f in relate(got[k], want[k], f"{what}[{k!r}]"))
+    return sorted(out, key=lambda f: f.rank)
+
+
+def _same_entry(a: Any, b: Any) -> bool:
+    A, B = _to_array(a), _to_array(b)
+    return A is not None and B is not None and A.shape == B.shape and bool(np.all(np.isclose(A, B, rtol=1e-6,
+                                                                                             atol=1e-9)))
 
 
 def _trivial(value: Any) -> bool:
@@ -273,7 +338,7 @@ def _trivial(value: Any) -> bool:
 def observe(got: Any, want: Any, *, inputs: dict[str, np.ndarray] | None = None,
             constants: dict[str, float] | None = None, what: str = "the output",
             axes: dict[int, str] | None = None, rtol: float = 1e-6, atol: float = 1e-9,
-            names: tuple[str, ...] = ()) -> list[str]:
+            names: tuple[str, ...] = (), masks: tuple[str, ...] = ()) -> list[str]:
     """Short sentences, most specific first (at most four), each a relation between `got`
     (what the candidate returned) and `want` (what the reference returned for the same
     call) that was verified on every entry. [] when they agree or nothing holds.
@@ -286,7 +351,7 @@ def observe(got: Any, want: Any, *, inputs: dict[str, np.ndarray] | None = None,
     try:
         with np.errstate(all="ignore"):
             found = findings(got, want, inputs=inputs, constants=constants, what=what, axes=axes,
-                             rtol=rtol, atol=atol, names=names)
+                             rtol=rtol, atol=atol, names=names, masks=masks)
     except Exception:  # an explanation is a courtesy: it never breaks a grading
         return []
     return [f.text for f in found[:MAX_SENTENCES]]

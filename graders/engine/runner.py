@@ -13,6 +13,7 @@ case, its calls and a repro go into the report, the same on any machine.
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from typing import Callable
 
 from graders.engine.call_text import repro_for
@@ -123,6 +124,9 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
                     failure.args = (failure.message,)
                 if failure.case is not None:  # the judge may make the case again, alone (judge.blame_state)
                     failure.again = lambda other, case=failure.case: attempt_case(other, ref, case)
+                    failure.rerun = Rerun(lambda on, case: attempt_case(on, ref, case),
+                                          lambda case: _allowed(case, minimum, valid), _same_kind, tuple(frozen),
+                                          describe or _describe_case)
                 raise failure
             if passed_over and len(passed_over) == len(cases):
                 raise passed_over[0]
@@ -137,6 +141,36 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
         return test
 
     return decorate
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """How a failing check's case is made again, at other sizes or in another process of the
+    attempt (graders.engine.explain): `attempt(impl, case)` gives the failure, or None when the
+    case passes; `allows(case)` says whether the check may make that case; `same(a, b)` whether
+    two failures fail the same way; `frozen`, the entries that say what the case is about;
+    `describe(case)`, the words for a case."""
+
+    attempt: Callable
+    allows: Callable[[dict], bool]
+    same: Callable
+    frozen: tuple
+    describe: Callable[[dict], str]
+
+
+def _allowed(case: dict, minimum: dict, valid: Callable[[dict], bool] | None) -> bool:
+    """A case the check may make: each size the check gives a minimum at least that, and the
+    check's own rule (the smallest value of other sizes is the caller's to keep)."""
+    for k, low in minimum.items():
+        v = case.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v < low:
+            return False
+        if isinstance(v, tuple) and any(isinstance(s, int) and s < low for s in v):
+            return False
+    try:
+        return valid is None or bool(valid(case))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return False
 
 
 def _case_runner(body: Callable) -> Callable:

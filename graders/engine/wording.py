@@ -19,8 +19,8 @@ MAX_AXIS_PERMS = 120  # arrangements of axes tried at most
 MAX_LISTED = 6        # indices listed in a sentence at most
 
 # ranks: lower is more specific and comes first
-R_LEAD, R_SWAPPED_PARTS, R_SHAPE, R_AXES, R_PERM, R_SHIFT, R_FACTOR, R_OFFSET, R_INPUT, \
-    R_RENORM, R_CONSTANT, R_SUMS, R_PATTERN, R_COUNT = range(14)
+R_LEAD, R_SWAPPED_PARTS, R_SHAPE, R_AXES, R_PERM, R_SHIFT, R_MASK, R_FACTOR, R_OFFSET, R_INPUT, \
+    R_HELD, R_RENORM, R_CONSTANT, R_SUMS, R_PRECISION, R_PATTERN, R_COUNT = range(17)
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Finding:
     kind: str
     text: str
     detail: tuple = ()
+    part: str = ""       # the output it is about, when the answer has several ("the weights"), else ""
 
 
 # ----------------------------------------------------------------------------- words
@@ -42,6 +43,9 @@ def _is_plural(subject: str) -> bool:
 
 def _verb(subject: str, singular: str, plural: str) -> str:
     return plural if _is_plural(subject) else singular
+
+
+verb_for = _verb   # the public name, for the relation modules
 
 
 def _bare(name: str) -> str:
@@ -72,6 +76,9 @@ def _num(x: float) -> str:
     return repr(x)
 
 
+number_text = _num   # the public name, for the relation modules
+
+
 def _shape(shape: tuple) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
@@ -81,7 +88,7 @@ def _ordinal(i: int) -> str:
     return f"the {words[i]} output" if i < len(words) else f"output {i}"
 
 
-_SIMPLE_NAME = re.compile(r"^[\w.]+(\(.*\))?$")
+_SIMPLE_NAME = re.compile(r"^[\w.]+(\[\d+\])?(\*\*\d+|\*[\w.]+)?(\(.*\))?$")
 
 
 def _inverse_name(name: str) -> str:
@@ -90,7 +97,7 @@ def _inverse_name(name: str) -> str:
     return f"1/{name}" if _SIMPLE_NAME.match(name) else f"1/({name})"
 
 
-class _Words:
+class Words:
     """How one comparison names things: the output, the reference, the axes, the constants."""
 
     def __init__(self, subject: str, ref: str, ref_value: str, axes: dict | None, ndim: int,
@@ -146,11 +153,18 @@ class _Words:
                     names.append(name)
         return known, names
 
+    def constant_items(self) -> list[tuple[str, float]]:
+        """The case's named numbers, (name, value), without the inverses made of them."""
+        return [(name, v) for v, name in self.consts if name and not name.startswith("1/")]
+
     def number(self, value: float, generic: bool = True) -> str:
         """`value` in words: the constant it is, with its names, else its 6 digits."""
         known, names = self.names_of(value, generic)
         text = _num(known if known is not None else value)
         return text + (f" ({' or '.join(names)})" if names else "")
+
+
+_Words = Words  # the name the relation modules import
 
 
 def _constants(constants: dict | None) -> list[tuple[float, str | None]]:
@@ -164,4 +178,21 @@ def _constants(constants: dict | None) -> list[tuple[float, str | None]]:
             continue
         out.append((v, name))
         out.append((1.0 / v, _inverse_name(name)))
+    return out
+
+
+def constant_names(value: float, constants: dict | None, rtol: float = NAME_RTOL) -> set[str]:
+    """The names of `constants` whose value, or its inverse, is `value` (within `rtol`, or
+    NAME_RTOL if larger): a factor or an offset those constants would name."""
+    tol = max(NAME_RTOL, rtol)
+    out = set()
+    for name, v in (constants or {}).items():
+        try:
+            v = float(v)
+        except (TypeError, ValueError, OverflowError):
+            continue
+        if not isinstance(name, str) or not math.isfinite(v) or v == 0:
+            continue
+        if abs(value - v) <= tol * abs(v) or abs(value - 1.0 / v) <= tol / abs(v):
+            out.add(name)
     return out

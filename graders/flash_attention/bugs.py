@@ -179,21 +179,44 @@ NEAR_MISSES = [
     Bug("running_max_starts_at_minus_1e4", "far_below_zero",
         "the running max starts at -1e4, a finite stand-in for -inf: right down to scores near -1e4, but "
         "when every visible score is lower still, exp(score + 1e4) underflows and the row is 0 / 0",
-        edited(BASE, (RUNNING_MAX, "    m = np.full(q.shape[:-1] + (1,), -1e4)\n"))),
+        edited(BASE, (RUNNING_MAX, "    m = np.full(q.shape[:-1] + (1,), -1e4)\n")), says=('needs@scale',)),
     Bug("offset_off_by_one", "bottom_right",
         "the queries are aligned to the bottom right but one position too late (T_k - T_q + 1 + i), so each "
         "query also sees the key after it: the offset is there, off by one",
-        edited(BASE, ("pos = t_k - t_q + np.arange(t_q)", "pos = t_k - t_q + 1 + np.arange(t_q)"))),
+        edited(BASE, ("pos = t_k - t_q + np.arange(t_q)", "pos = t_k - t_q + 1 + np.arange(t_q)")), says=('mask',)),
     Bug("causal_from_first_call", "agrees",
         "the causal flag of the first call is kept and every later call uses it: the flag is read, but once",
         with_state("_causal", "None", ("    t_q, d = q.shape[-2:]\n",
                                        "    if _causal is None:\n        _causal = causal\n"
-                                       "    causal = _causal\n    t_q, d = q.shape[-2:]\n")), stateful=True),
+                                       "    causal = _causal\n    t_q, d = q.shape[-2:]\n")), stateful=True,
+        says=('history',)),
     Bug("acc_not_rescaled", "agrees",
         "the running sum l is rescaled when the max grows but the output accumulator is not",
-        edited(BASE, ("acc = acc * alpha + p @ v[..., k0:k1, :]", "acc = acc + p @ v[..., k0:k1, :]"))),
+        edited(BASE, ("acc = acc * alpha + p @ v[..., k0:k1, :]", "acc = acc + p @ v[..., k0:k1, :]")),
+        says=('needs@block_size', 'scale')),
     Bug("exp_clipped_at_minus_30", "future_value",
         "exp's argument is clipped at -30, which leaves every key 30 below the running max (masked ones "
         "included) a weight of about 1e-13 instead of 0",
-        edited(BASE, (P, "p = np.exp(np.maximum(s - m_new, -30.0))"))),
+        edited(BASE, (P, "p = np.exp(np.maximum(s - m_new, -30.0))")), says=('clip', 'mask')),
 ]
+
+# Catalogued mistakes with their trigger moved (another offset, another stand-in for -inf): no entry
+# above is them, and the report must say what each is without a name.
+VARIANTS = [
+    Bug("offset_two_ahead", "bottom_right",
+        "the queries are aligned to the bottom right two positions too late: each query also sees the next two keys",
+        edited(BASE, (FUTURE, "np.arange(k0, k1)[None, :] > pos[:, None] + 2")), says=("mask",)),
+    Bug("running_max_starts_at_minus_1e3", "far_below_zero",
+        "the running max starts at -1e3, a finite stand-in for -inf: when every visible score is lower still, "
+        "exp(score + 1e3) underflows to 0 and the row is 0 / 0",
+        edited(BASE, (RUNNING_MAX, "    m = np.full(q.shape[:-1] + (1,), -1e3)\n")), says=("needs@scale",)),
+]
+VARIANTS.append(
+    Bug("block_outputs_kept", "memory",
+        "every block's partial output p @ v is kept in a list to the end: T_q x d for each block of keys, which "
+        "grows with T as the score matrix does, though no (T_q, T_k) array is ever built",
+        edited(BASE, ("    for k0 in range(0, t_k, block_size):\n",
+                      "    kept = []\n    for k0 in range(0, t_k, block_size):\n"),
+               ("        acc = acc * alpha + p @ v[..., k0:k1, :]\n",
+                "        kept.append(p @ v[..., k0:k1, :])\n        acc = acc * alpha + kept[-1]\n")),
+        says=("memory",)))

@@ -201,7 +201,10 @@ def inputs_unchanged(impl, new, causal):
 def memory(impl, new):
     t, d, block = 8192, 16, 64
     q, k, v = qkv(new, (), t, t, d)
-    out = expect_memory_below(impl, lambda: impl.flash_attention(q, k, v, block_size=block, causal=True), t)
+    h = d // 2
+    out = expect_memory_below(impl, lambda: impl.flash_attention(q, k, v, block_size=block, causal=True), t,
+                              narrower=lambda: impl.flash_attention(q[:, :h].copy(), k[:, :h].copy(), v[:, :h].copy(),
+                                                                    block_size=block, causal=True))
     expect_shape(out, (t, d), "the output")
     # the values must still be right (checked on a slice, cheaply)
     rows = slice(t - 3, t)

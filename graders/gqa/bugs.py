@@ -269,28 +269,44 @@ NEAR_MISSES = [
     Bug("kv_cache_ignores_bytes_per_value", "cache_other_sizes",
         "bytes_per_value is ignored and 2 bytes used always: right for 16-bit values only, where a missing "
         "factor 2 (keys and values) would be wrong everywhere",
-        edited(BASE, (KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * 2 * n_tokens\n"))),
+        edited(BASE, (KV_CACHE, "    return 2 * n_layers * n_kv_heads * d_head * 2 * n_tokens\n")),
+        says=('needs@bytes_per_value', 'scale')),
     Bug("divisibility_checked_on_d_model", "heads_must_divide_width",
         "the check is whether n_heads divides d_model, not W_q.shape[1]: in grouped-query attention they are "
         "different sizes, so a valid call can be refused and an invalid one let through",
-        edited(BASE_LOOP, ("if W_q.shape[1] % n_heads != 0:", "if d_model % n_heads != 0:"))),
+        edited(BASE_LOOP, ("if W_q.shape[1] % n_heads != 0:", "if d_model % n_heads != 0:")), says=('conduct',)),
     Bug("mask_cached_from_first_call", "shapes",
         "the mask is built at the first call's T and reused by every later call: not a table of fixed size, "
         "but one as large as the first sequence happened to be",
         with_state("_future", "None", (f"    mask = {MASK}\n",
                                        f"    if _future is None:\n        _future = {MASK}\n    mask = _future\n")),
-        stateful=True),
+        stateful=True, says=('history',)),
     Bug("weights_buffer_reused", "repeated_calls",
         "the weights (not y) are written into a module-level buffer that every call of the same shape reuses",
         with_state("_w", "{}", (RETURN,
                                 "    buf = _w.setdefault((weights.shape, weights.dtype), np.empty_like(weights))\n"
-                                "    buf[...] = weights\n    return out @ W_o, buf\n")), stateful=True),
+                                "    buf[...] = weights\n    return out @ W_o, buf\n")), stateful=True,
+        says=('conduct', 'history')),
     Bug("additive_mask_minus_1e4", "large_scores",
         "-1e4 is added to the future scores (the additive-mask habit) rather than filled in: the masked "
         "scores keep their spread, and one can still beat a visible score below -1e4",
-        edited(BASE, ("np.where(mask, -np.inf, scores)", "scores - 1e4 * mask"))),
+        edited(BASE, ("np.where(mask, -np.inf, scores)", "scores - 1e4 * mask")), says=('needs@scale',)),
     # huggingface/blog#2345 (the Llama 3.1 KV-cache table printed in GB)
     Bug("kv_cache_in_gib", "cache_figures",
         "the result was converted to GiB (divided by 2**30); the function returns bytes",
-        edited(BASE, ("bytes_per_value * n_tokens\n", "bytes_per_value * n_tokens / 2**30\n"))),
+        edited(BASE, ("bytes_per_value * n_tokens\n", "bytes_per_value * n_tokens / 2**30\n")), says=('type', 'scale')),
+]
+
+# Catalogued mistakes with their trigger moved (another factor, another default): no entry above is
+# them, and the report must say what each is without a name.
+VARIANTS = [
+    Bug("scale_by_sqrt_kv_width", "agrees",
+        "the scores are divided by sqrt(n_kv_heads * d_head), the width of W_k, instead of sqrt(d_head)",
+        edited(BASE, ("scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_head)",
+                      "scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(n_kv_heads * d_head)")), says=("scale",)),
+    Bug("kv_cache_default_4_bytes", "cache_default",
+        "bytes_per_value defaults to 4 (32-bit) instead of 2 (16-bit)",
+        edited(BASE, ("def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):",
+                      "def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=4):")),
+        says=("needs@bytes_per_value", "scale")),
 ]

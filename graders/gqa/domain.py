@@ -87,8 +87,8 @@ def draw_bytes(new, case: dict) -> dict:
 
 DOMAIN = Domain(
     Explore("gqa", draw,
-            dims={"B": Dim(small=(1,), base=(2, 3)), "T": Dim(small=(1, 2, 3, 7, 12), base=(4, 5, 6)),
-                  "n_kv_heads": Dim(small=(1, 2, 3, 4), base=(1, 2, 3)), "group": Dim(small=(1, 2, 5), base=(2, 3)),
+            dims={"B": Dim(small=(1,), base=(2, 3), trivial=0), "T": Dim(small=(1, 2, 3, 7, 12), base=(4, 5, 6)),
+                  "n_kv_heads": Dim(small=(1, 2, 3, 4), base=(1, 2, 3), trivial=0), "group": Dim(small=(1, 2, 5), base=(2, 3), trivial=0),
                   "d_head": Dim(small=(1, 5), base=(2, 3)), "d_model": Dim(small=(1, 2, 6, 12), base=(5, 7, 11))},
             families=("huge", "row_scales", "zeros"),
             extreme=("huge", "row_scales"),
@@ -96,7 +96,7 @@ DOMAIN = Domain(
             invalid=(Invalid("n_heads does not divide W_q.shape[1]", _width_not_divided),
                      Invalid("n_kv_heads does not divide n_heads", _kv_not_dividing)),
             big=({"B": 16_385, "T": 2, "n_kv_heads": 1, "group": 2, "d_head": 1, "d_model": 1},),  # 16,385 sequences
-            outputs=("y", "the weights"), axes=AXES, constants=constants),
+            outputs=("y", "the weights"), axes=AXES, constants=constants, masks=("the weights",)),
     Explore("kv_cache_bytes", draw_bytes,
             dims={"n_layers": Dim(small=(1,), base=(2, 3, 4)), "n_kv_heads": Dim(small=(1,), base=(5, 6)),
                   "d_head": Dim(small=(1,), base=(7, 8)), "n_tokens": Dim(small=(1, 2), base=(9, 10, 11))},

@@ -117,7 +117,7 @@ BUGS = [
         "the scores are divided by sqrt(d_model); each head's dot product has d_head terms, so the scale is "
         "sqrt(d_head)",
         edited(BASE, ("/ np.sqrt(d_head)", "/ np.sqrt(d_model)"))),
-    Bug("global_cache_state", "state",
+    Bug("global_cache_state", "repeated_calls",
         "the keys and values are kept in a module-level variable and the cache passed in is ignored once it "
         "holds something: two sequences decoded in turn then read each other's keys; use only the cache given",
         edited(BASE, ("def attend_with_cache(", "_KV = []\n\n\ndef attend_with_cache("),
@@ -190,20 +190,38 @@ BUGS = [
 NEAR_MISSES = [
     Bug("mask_offset_one_ahead", "chunks",
         "the mask's offset is t_past + 1, one too many: each new position also sees the next one",
-        edited(BASE, ("k=t_past + 1)", "k=t_past + 2)"))),
+        edited(BASE, ("k=t_past + 1)", "k=t_past + 2)")), says=('mask',)),
     Bug("mask_blocks_own_position", "chunks",
         "the mask's offset is t_past, one too few: each new position misses its own key (and the first "
         "position of a prompt sees nothing at all)",
-        edited(BASE, ("k=t_past + 1)", "k=t_past)"))),
+        edited(BASE, ("k=t_past + 1)", "k=t_past)")), says=('mask',)),
     Bug("scale_by_d_head", "agrees",
         "the scores are divided by d_head, not by its square root",
-        edited(BASE, ("/ np.sqrt(d_head)", "/ d_head"))),
+        edited(BASE, ("/ np.sqrt(d_head)", "/ d_head")), says=('scale',)),
     Bug("attention_k_v_swapped", "agrees",
         "inside the attention the keys and values trade places (scores against v, weights applied to k); "
         "the returned cache is right",
-        edited(BASE, ("q @ k.transpose(0, 1, 3, 2)", "q @ v.transpose(0, 1, 3, 2)"), ("(w @ v)", "(w @ k)"))),
+        edited(BASE, ("q @ k.transpose(0, 1, 3, 2)", "q @ v.transpose(0, 1, 3, 2)"), ("(w @ v)", "(w @ k)")),
+        says=('held',)),
     Bug("new_before_cached", "chunks",
         "the new keys and values are put in front of the cached ones instead of after them",
         edited(BASE, ("np.concatenate([k_past, k], axis=2)", "np.concatenate([k, k_past], axis=2)"),
-               ("np.concatenate([v_past, v], axis=2)", "np.concatenate([v, v_past], axis=2)"))),
+               ("np.concatenate([v_past, v], axis=2)", "np.concatenate([v, v_past], axis=2)")), says=('axes',)),
+]
+
+# Catalogued mistakes with their trigger moved (another part of the cache, another buffer): no entry
+# above is them, and the report must say what each is without a name.
+VARIANTS = [
+    Bug("returns_only_new_keys_and_values", "cache_contents",
+        "the returned cache holds only the new positions' keys and values: the cached ones must stay in it",
+        edited(BASE, ("    return out @ W_o, (k, v)\n",
+                      "    return out @ W_o, (k[:, :, t_past:], v[:, :, t_past:])\n")),
+        says=("shape",)),
+    Bug("y_buffer_keyed_by_shape", "repeated_calls",
+        "every call whose y has a given shape writes y into the same module-level buffer and returns it",
+        edited(BASE, ("def attend_with_cache(", "_Y = {}\n\n\ndef attend_with_cache("),
+               ("    return out @ W_o, (k, v)\n",
+                "    y = _Y.setdefault((B, t_new, d_model, x.dtype), np.empty((B, t_new, d_model), dtype=x.dtype))\n"
+                "    np.matmul(out, W_o, out=y)\n    return y, (k, v)\n")),
+        stateful=True, says=("conduct", "history")),
 ]

@@ -15,6 +15,7 @@ skip the checks.
 import numpy as np
 
 from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+from graders.engine.probes import through_cache
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
 
@@ -137,14 +138,15 @@ def constants(case: dict) -> dict:
     H, d_head = case["n_heads"], case["d_head"]
     d_model = H * d_head + case.get("extra", 0)
     return {"sqrt(d_head)": np.sqrt(d_head), "sqrt(d_head / d_model)": np.sqrt(d_head / d_model),
-            "n_heads": H, "d_head": d_head, "t_new": case["t_new"], "t_past": case["t_past"]}
+            "n_heads": H, "d_head": d_head, "t_new": case["t_new"], "t_past": case["t_past"],
+            "t_past + t_new": case["t_past"] + case["t_new"]}
 
 
 DOMAIN = Domain(Explore(
     "attend_with_cache", draw,
     # sizes where a wrong formula shows: 1 and 2, odd and even ones past the base values
-    dims={"B": Dim(small=(1, 3), base=(2, 3)), "t_new": Dim(small=(1, 2, 5, 7, 12), base=(3, 4, 5)),
-          "n_heads": Dim(small=(1, 2, 5, 6), base=(2, 3, 4)), "d_head": Dim(small=(1, 2, 3, 7), base=(2, 3, 5)),
+    dims={"B": Dim(small=(1, 3), base=(2, 3), trivial=0), "t_new": Dim(small=(1, 2, 5, 7, 12), base=(3, 4, 5)),
+          "n_heads": Dim(small=(1, 2, 5, 6), base=(2, 3, 4), trivial=0), "d_head": Dim(small=(1, 2, 3, 7), base=(2, 3, 5)),
           "t_past": Dim(minimum=0, small=(0, 1, 2, 7, 12), base=(4, 5, 6, 7))},
     families=("huge", "row_scales", "zeros"),
     valid=_valid,
@@ -152,6 +154,8 @@ DOMAIN = Domain(Explore(
     invalid=INVALID,
     # one new token over a cache past 32,767 positions: an int16 position index wraps there
     big=({"B": 1, "t_new": 1, "n_heads": 1, "d_head": 1, "t_past": 32_768},),
-    outputs=("y", "the returned cache"), axes={"y": {0: "batch", 1: "new positions", 2: "features"}},
-    constants=constants,
+    outputs=("y", ("the returned cache", ("k", "v"))),
+    axes={"y": {0: "batch", 1: "new positions", 2: "features"},
+          "the returned cache": {0: "batch", 1: "heads", 2: "positions", 3: "features"}},
+    constants=constants, probe=through_cache,
 ))

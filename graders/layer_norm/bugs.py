@@ -133,21 +133,35 @@ NEAR_MISSES = [
     Bug("eps_clamps_variance", "eps_inside",
         "eps is a floor under the variance, sqrt(max(var, eps)), not a term added to it: "
         "(x - mean) / sqrt(var + eps)",
-        edited(BASE, ("np.sqrt(var + eps)", "np.sqrt(np.maximum(var, eps))"))),
+        edited(BASE, ("np.sqrt(var + eps)", "np.sqrt(np.maximum(var, eps))")), says=('precision',)),
     Bug("eps_fixed_constant", "shift_scale_invariance",
         "eps is the constant 1e-5 whatever the caller passes; use the eps argument",
-        edited(BASE, ("np.sqrt(var + eps)", "np.sqrt(var + 1e-5)"))),
+        edited(BASE, ("np.sqrt(var + eps)", "np.sqrt(var + 1e-5)")), says=('precision', 'needs@eps')),
     Bug("float32_downcast", "agrees",
         "x is cast to float32 first, so a float64 input keeps only about 7 digits (and 1e6 + noise loses the "
         "noise); compute in the input's precision",
-        edited(BASE, ("    mu = x.mean(", "    x = x.astype(np.float32)\n    mu = x.mean("))),
+        edited(BASE, ("    mu = x.mean(", "    x = x.astype(np.float32)\n    mu = x.mean(")), says=('precision',)),
     Bug("variance_over_rows_count", "unit_variance",
         "the sum of squared deviations is divided by len(x), the number of rows, instead of d, the number of "
         "features (x.shape[-1])",
         edited(BASE, ("var = (xc ** 2).mean(axis=-1, keepdims=True)",
-                      "var = (xc ** 2).sum(axis=-1, keepdims=True) / len(x)"))),
+                      "var = (xc ** 2).sum(axis=-1, keepdims=True) / len(x)")), says=('scale',)),
     Bug("variance_around_zero", "unit_variance",
         "the variance is the mean of x**2 (the spread around 0) while the numerator is centred: the "
         "denominator must be the spread around the mean",
-        edited(BASE, ("var = (xc ** 2).mean(", "var = (x ** 2).mean("))),
+        edited(BASE, ("var = (xc ** 2).mean(", "var = (x ** 2).mean(")), says=('scale',)),
+]
+
+# Catalogued mistakes with their trigger moved (another floor, another count): no entry above is them,
+# and the report must say what each is without a name.
+VARIANTS = [
+    Bug("eps_clamps_std", "eps_inside",
+        "eps is a floor under the standard deviation, max(std, eps), not a term added to the variance",
+        edited(BASE, (RETURN, "    return xc / np.maximum(np.sqrt(var), eps) * gamma + beta\n")),
+        says=("precision", "needs@eps")),
+    Bug("variance_over_d_plus_1", "agrees",
+        "the sum of squared deviations is divided by d + 1 instead of d",
+        edited(BASE, ("    var = (xc ** 2).mean(axis=-1, keepdims=True)\n",
+                      "    var = (xc ** 2).sum(axis=-1, keepdims=True) / (x.shape[-1] + 1)\n")),
+        says=("scale",)),
 ]

@@ -265,22 +265,39 @@ NEAR_MISSES = [
         "each picked expert gets weight 1 / top_k whatever its probability; the weights are the picked "
         "probabilities divided by their sum (not: left without renormalising)",
         _variant(("    weights = np.take_along_axis(probs, top, axis=-1)\n",
-                  "    weights = np.ones(top.shape)\n"))),
+                  "    weights = np.ones(top.shape)\n")), says=('needs@top_k', 'scale')),
     Bug("picks_skip_the_best", "agrees",
         "the slice [:, 1:top_k + 1] skips the most probable expert and takes the next top_k; an off-by-one, "
         "not the ascending-order mistake",
-        _variant((PICK, 'top = np.argsort(-probs, axis=-1, kind="stable")[:, 1:top_k + 1]'))),
+        _variant((PICK, 'top = np.argsort(-probs, axis=-1, kind="stable")[:, 1:top_k + 1]')), says=('held', 'axes')),
     Bug("loss_divided_by_n_experts", "loss_uniform",
         "the loss is divided by n_experts instead of multiplied by it (not: the factor left out)",
-        _variant((LOSS, "    return float(np.sum(F * P) / n_experts)\n"))),
+        _variant((LOSS, "    return float(np.sum(F * P) / n_experts)\n")), says=('scale',)),
     Bug("loss_mean_of_logits", "loss_agrees",
         "P averages the raw router logits instead of the softmax probabilities (not: the renormalised "
         "weights of the picked experts)",
-        _variant(("    P = probs.mean(axis=0)\n", "    P = router_logits.mean(axis=0)\n"))),
+        _variant(("    P = probs.mean(axis=0)\n", "    P = router_logits.mean(axis=0)\n")), says=('held',)),
     Bug("capacity_of_n_over_experts", "crowded",
         "each expert keeps at most N / n_experts tokens, forgetting top_k in the capacity (not: the 1.25 "
         "capacity factor of Switch-style training)",
         _variant(("        rows, slot = np.nonzero(top == e)\n",
                   "        rows, slot = np.nonzero(top == e)\n"
-                  "        rows, slot = rows[:len(tokens) // n_experts], slot[:len(tokens) // n_experts]\n"))),
+                  "        rows, slot = rows[:len(tokens) // n_experts], slot[:len(tokens) // n_experts]\n")),
+        says=('needs@N', 'needs@n_experts', 'where')),
+]
+
+# Catalogued mistakes with their trigger moved (another divisor, another cache key): no entry above is
+# them, and the report must say what each is without a name.
+VARIANTS = [
+    Bug("weights_divided_by_top_k", "agrees",
+        "the picked probabilities are divided by top_k instead of by their sum",
+        edited(BASE, (RENORMALISE, "    weights = weights / top_k\n")), says=("scale",)),
+    Bug("experts_cached_by_count", "repeated_calls",
+        "the experts' weights are cached by how many experts there are, so a later call with as many experts gets "
+        "the first call's weights",
+        edited(BASE, ("def moe_layer(", "_EXPERTS = {}\n\n\ndef moe_layer("),
+               ("    tokens = x.reshape(-1, d_model)\n",
+                "    experts = _EXPERTS.setdefault(len(experts), [tuple(W.copy() for W in e) for e in experts])\n"
+                "    tokens = x.reshape(-1, d_model)\n")),
+        stateful=True, says=("history",)),
 ]

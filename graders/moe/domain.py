@@ -148,7 +148,7 @@ DOMAIN = Domain(
     Explore("moe_layer", draw_layer,
             # few sizes each (every call carries n_experts * 3 arrays): 1, an odd d_model, and more
             # experts than a table of 8 holds; random mixes draw from base sizes too
-            dims={"n": Dim(small=(1,), base=(2, 3)), "d_model": Dim(small=(1, 3), base=(4, 5)),
+            dims={"n": Dim(small=(1,), base=(2, 3), trivial=0), "d_model": Dim(small=(1, 3), base=(4, 5)),
                   "d_ff": Dim(small=(1,), base=(6, 7)), "n_experts": Dim(minimum=2, small=(2, 12), base=(3, 4, 5))},
             lead=3,
             families=("ties", "huge", "offsets"),
@@ -159,7 +159,7 @@ DOMAIN = Domain(
             # tokens past 16,384 with one feature
             big=({"n": 16_385, "lead": 1, "d_model": 1, "d_ff": 1, "n_experts": 3},)),
     Explore("load_balancing_loss", draw_loss,
-            dims={"N": Dim(small=(1, 12), base=(5, 6, 7)), "n_experts": Dim(minimum=2, small=(2, 12), base=(3, 4))},
+            dims={"N": Dim(small=(1, 12), base=(5, 6, 7), trivial=0), "n_experts": Dim(minimum=2, small=(2, 12), base=(3, 4))},
             families=("ties", "offsets", "cold", "uniform"),
             extreme=("offsets",),
             scalars=SCALARS,

@@ -178,32 +178,45 @@ NEAR_MISSES = [
         "the key and value projections were sized with the group size n_heads // n_kv_heads instead of "
         "n_kv_heads; the two agree only when n_kv_heads**2 == n_heads, as in the 8B model's halving, "
         "which is why a model with groups of 3 shows it",
-        edited(BASE, (KV, '"attention_kv": n_layers * 2 * d_model * (n_heads // n_kv_heads) * d_head,'))),
+        edited(BASE, (KV, '"attention_kv": n_layers * 2 * d_model * (n_heads // n_kv_heads) * d_head,')),
+        says=('scale', 'parts')),
     Bug("norms_extra_embedding_norm", "table_8b",
         "one norm too many, (2 * n_layers + 2) * d_model: a norm after the embedding (as in some older "
         "models) is not part of this one; the final norm is the only one outside the blocks",
-        edited(BASE, (NORMS, '"norms": (2 * n_layers + 2) * d_model,'))),
+        edited(BASE, (NORMS, '"norms": (2 * n_layers + 2) * d_model,')), says=('offset',)),
     Bug("tied_table_under_unembedding", "tied",
         "when tied, the shared table was booked under 'unembedding' and 'embedding' set to 0; the total is "
         "right but the table belongs to the embedding and the tied unembedding adds 0",
         edited(BASE, ('"embedding": vocab_size * d_model,',
                       '"embedding": 0 if tie_embeddings else vocab_size * d_model,'),
-               (UNEMBED, '"unembedding": vocab_size * d_model,'))),
+               (UNEMBED, '"unembedding": vocab_size * d_model,')), says=('offset', 'parts')),
     Bug("ffn_width_assumed_4x", "agrees",
         "the feed-forward width was taken as 4 * d_model (the 2017 default) instead of the given d_ff; "
         "three matrices, but of the wrong width",
-        edited(BASE, (FFN, '"feed_forward": n_layers * 3 * d_model * 4 * d_model,'))),
+        edited(BASE, (FFN, '"feed_forward": n_layers * 3 * d_model * 4 * d_model,')), says=('scale', 'offset', 'parts')),
     Bug("gib_bits_fixed_at_16", "gib_8b",
         "the bytes per weight were fixed at 2 (16-bit) instead of bits / 8: right at 16 bits only",
-        edited(BASE, (GIB, "return n_params * 2 / 2**30"))),
+        edited(BASE, (GIB, "return n_params * 2 / 2**30")), says=('needs@bits', 'scale')),
     Bug("gib_bytes_floored", "gib_8b",
         "bits // 8 floors the bytes per weight, so 4-bit weights weigh 0 and 12-bit ones 1 byte; bits / 8 "
         "keeps the fraction",
-        edited(BASE, (GIB, "return n_params * (bits // 8) / 2**30"))),
+        edited(BASE, (GIB, "return n_params * (bits // 8) / 2**30")), says=('needs@bits', 'scale')),
     Bug("gib_in_mib", "gib_8b",
         "divided by 2**20, which gives MiB; a GiB is 2**30 bytes",
-        edited(BASE, (GIB, "return n_params * bits / 8 / 2**20"))),
+        edited(BASE, (GIB, "return n_params * bits / 8 / 2**20")), says=('scale',)),
     Bug("sizes_zero_allowed", "sizes_below_one",
         "the size check refuses negative sizes but lets 0 through (size < 0 instead of size < 1)",
-        edited(BASE, ("        if size < 1:\n", "        if size < 0:\n"))),
+        edited(BASE, ("        if size < 1:\n", "        if size < 0:\n")), says=('conduct',)),
+]
+
+# Catalogued mistakes with their trigger moved (another unit, another count): no entry above is them, and
+# the report must say what each is without a name.
+VARIANTS = [
+    Bug("gib_in_kib", "gib_8b",
+        "divided by 2**10, which gives KiB; a GiB is 2**30 bytes",
+        edited(BASE, (GIB, "return n_params * bits / 8 / 2**10")), says=("scale",)),
+    Bug("norms_three_per_layer", "table_8b",
+        "three norms per layer, (3 * n_layers + 1) * d_model: a Llama layer has two, before attention and before "
+        "the feed-forward block",
+        edited(BASE, (NORMS, '"norms": (3 * n_layers + 1) * d_model,')), says=("offset",)),
 ]

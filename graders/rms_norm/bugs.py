@@ -170,27 +170,43 @@ BUGS = [
 NEAR_MISSES = [
     Bug("eps_floor_under_mean_square", "eps_inside",
         "eps is a floor under the mean of squares, sqrt(max(mean(x**2), eps)), not a term added to it",
-        edited(BASE, (f"np.sqrt({MEAN_SQUARE} + eps)", f"np.sqrt(np.maximum({MEAN_SQUARE}, eps))"))),
+        edited(BASE, (f"np.sqrt({MEAN_SQUARE} + eps)", f"np.sqrt(np.maximum({MEAN_SQUARE}, eps))")),
+        says=('precision',)),
     Bug("eps_fixed_constant", "scale_invariance",
         "eps is the constant 1e-6 whatever the caller passes; use the eps argument",
-        edited(BASE, (" + eps)", " + 1e-6)"))),
+        edited(BASE, (" + eps)", " + 1e-6)")), says=('needs@eps', 'precision')),
     Bug("mean_square_over_d_minus_1", "unit_rms",
         "the sum of squares is divided by d - 1 (the habit of the unbiased variance) instead of d; with d = 2 "
         "that is the squared L2 norm",
-        edited(BASE, (MEAN_SQUARE, "np.sum(x ** 2, axis=-1, keepdims=True) / (x.shape[-1] - 1)"))),
+        edited(BASE, (MEAN_SQUARE, "np.sum(x ** 2, axis=-1, keepdims=True) / (x.shape[-1] - 1)")), says=('scale',)),
     Bug("weight_added", "weight_per_feature",
         "the weight is added to the normalised x instead of multiplying it",
-        edited(BASE, ("x / rms * weight", "x / rms + weight"))),
+        edited(BASE, ("x / rms * weight", "x / rms + weight")), says=('offset', 'input')),
     Bug("buffer_reused_by_size", "repeated_calls",
         "one module-level buffer per number of entries, reshaped to each call's shape: a later call of the same "
         "size, whatever its shape, overwrites an earlier result",
         edited(BASE, ("def rms_norm(", "_OUT = {}\n\n\ndef rms_norm("),
                (RETURN, "    out = _OUT.setdefault((x.size, x.dtype), np.empty(x.size, dtype=x.dtype)).reshape(x.shape)\n"
                         "    np.multiply(x / rms, weight, out=out)\n"
-                        "    return out\n")), stateful=True),
+                        "    return out\n")), stateful=True, says=('conduct', 'history')),
     # pytorch/pytorch PR #142848 (nn.RMSNorm(eps=None) uses torch.finfo(x.dtype).eps)
     Bug("eps_from_dtype", "eps_inside",
         "eps is np.finfo(x.dtype).eps (nn.RMSNorm's default when eps is None) whatever the caller passes; "
         "use the eps argument",
-        edited(BASE, (" + eps)", " + np.finfo(x.dtype).eps)"))),
+        edited(BASE, (" + eps)", " + np.finfo(x.dtype).eps)")), says=('precision', 'needs@eps')),
+]
+
+# Catalogued mistakes with their trigger moved (another constant, another buffer key): no entry above is
+# them, and the report must say what each is without a name.
+VARIANTS = [
+    Bug("eps_fixed_at_1e_5", "eps_inside",
+        "eps is the constant 1e-5 whatever the caller passes; use the eps argument",
+        edited(BASE, (RMS, "    rms = np.sqrt(np.mean(x ** 2, axis=-1, keepdims=True) + 1e-5)\n")),
+        says=("needs@eps", "precision")),
+    Bug("weight_cached_by_d", "weight_per_feature",
+        "the weight is cached by the feature size d at the first call, so a later call with the same d and another "
+        "weight gets the first one",
+        edited(BASE, ("def rms_norm(", "_WEIGHTS = {}\n\n\ndef rms_norm("),
+               (RETURN, "    return x / rms * _WEIGHTS.setdefault(x.shape[-1], np.array(weight))\n")),
+        stateful=True, says=("history",)),
 ]

@@ -118,7 +118,7 @@ BUGS = [
         "the (d/2, T) angle table was reshaped to (T, d/2) instead of transposed: reshape keeps the memory "
         "order, so positions end up spread along the features (use .T, or build it as positions[:, None] * freqs)",
         edited(BASE, ("np.outer(positions, freqs)", "np.outer(freqs, positions).reshape(T, half)"))),
-    Bug("T_from_first_axis", "leading_axes",
+    Bug("T_from_first_axis", "agrees",
         "T and d are read as x.shape (or len(x)), which only holds for a plain (T, d) array: with batch "
         "and head axes the sequence is x.shape[-2] and the features x.shape[-1]",
         edited(BASE, ("T, d = x.shape[-2:]", "T, d = len(x), x.shape[-1]"))),
@@ -202,7 +202,8 @@ NEAR_MISSES = [
     Bug("table_for_8192_positions", "custom_positions",
         "the cos/sin table is built for a fixed 8192 positions and indexed by position; positions may be any "
         "ints (100000 in a long decode)",
-        edited(BASE, ("np.outer(positions, freqs)", "np.outer(np.arange(8192), freqs)[positions]"))),
+        edited(BASE, ("np.outer(positions, freqs)", "np.outer(np.arange(8192), freqs)[positions]")),
+        says=('needs@values', 'needs@top', 'conduct')),
     Bug("cache_ignores_base", "base",
         "the cos/sin tables are cached by (T, d, positions) but not by base: the same positions with another "
         "base get the first base's angles",
@@ -211,26 +212,49 @@ NEAR_MISSES = [
                         "    if key not in _cache:\n"
                         "        angles = np.outer(positions, freqs)\n"
                         "        _cache[key] = np.cos(angles), np.sin(angles)\n"
-                        "    cos, sin = _cache[key]\n")), stateful=True),
+                        "    cos, sin = _cache[key]\n")), stateful=True, says=('history',)),
     Bug("positions_from_first", "custom_positions",
         "only the first position is used, as a start: positions[0] + arange(T) (the decoding offset of the "
         "Llama code); positions need not be consecutive",
         edited(BASE, ("        positions = np.arange(T)\n",
-                      "        positions = np.arange(T)\n    positions = np.asarray(positions)[0] + np.arange(T)\n"))),
+                      "        positions = np.arange(T)\n    positions = np.asarray(positions)[0] + np.arange(T)\n")),
+        says=('held', 'needs@values')),
     Bug("exponent_linspace", "agrees",
         "the exponents are np.linspace(0, 1, d/2), i/(d/2 - 1), where they are 2i/d: the last pair turns at "
         "1/base per position instead of base ** (-(d-2)/d)",
-        edited(BASE, ("-2.0 * np.arange(half) / d", "-np.linspace(0, 1, half)"))),
+        edited(BASE, ("-2.0 * np.arange(half) / d", "-np.linspace(0, 1, half)")), says=('held', 'needs@d_half')),
     # vllm-project/vllm#5984 (JunnYu/RoFormer_pytorch apply_rotary: pairs taken interleaved, written as halves)
     Bug("interleaved_pairs_half_output", "pairing",
         "the features are paired with their neighbours (x[2i], x[2i+1]) but the rotated pairs are written back "
         "as two halves: both which features are paired and where they land differ from the half-split pairing",
-        edited(BASE, ("x1, x2 = x[..., :half], x[..., half:]", "x1, x2 = x[..., 0::2], x[..., 1::2]"))),
+        edited(BASE, ("x1, x2 = x[..., :half], x[..., half:]", "x1, x2 = x[..., 0::2], x[..., 1::2]")),
+        says=('axes', 'held')),
     # hustvl/ControlAR#18 (a table with 257 leading zero-angle rows sliced [:256]: no positional encoding)
     Bug("angle_table_offset", "agrees",
         "the angles are read from a table whose first rows are all zero (rows kept for other tokens) and "
         "sliced from its start, so every position gets angle 0 and x comes back unrotated",
         edited(BASE, ("    angles = np.outer(positions, freqs)\n",
                       "    angles = np.concatenate([np.zeros((len(positions), half)), np.outer(positions, freqs)])"
-                      "[:len(positions)]\n"))),
+                      "[:len(positions)]\n")), says=('input',)),
+]
+
+# Catalogued mistakes with their trigger moved (another cache key, another half written in place): no
+# entry above is them, and the report must say what each is without a name.
+VARIANTS = [
+    Bug("angles_cached_by_d", "repeated_calls",
+        "the cos/sin tables are cached by d alone, so a later call with another T or other positions gets the "
+        "first call's angles",
+        edited(BASE, ("def rope(", "_TABLES = {}\n\n\ndef rope("),
+               (ANGLES, "    if d not in _TABLES:\n        _TABLES[d] = np.cos(np.outer(positions, freqs)), "
+                        "np.sin(np.outer(positions, freqs))\n    cos, sin = _TABLES[d]\n")),
+        stateful=True, says=("history",)),
+    Bug("first_half_written_into_x", "inputs_unchanged",
+        "the first half of the result is written into x itself (x[..., :half] = ...) before the second half is "
+        "computed from it",
+        edited(BASE, (ROTATE, "    x1, x2 = x[..., :half], x[..., half:]\n"
+                                       "    first = x1 * cos - x2 * sin\n"
+                                       "    second = x2 * cos + x1 * sin\n"
+                                       "    x[..., :half] = first\n"
+                                       "    return np.concatenate([first, second], axis=-1)\n")),
+        says=("conduct",)),
 ]

@@ -47,8 +47,8 @@ ODD = "an odd d: the features cannot be split into pairs"
 
 DOMAIN = Domain(Explore(
     "rope", draw,
-    dims={"T": Dim(base=(3, 4, 5)), "d_half": Dim(small=(1, 2, 3, 5, 8), base=(2, 3, 4)),
-          "m": Dim(small=(1, 3), base=(2, 3))},
+    dims={"T": Dim(base=(3, 4, 5)), "d_half": Dim(small=(1, 2, 3, 5, 8), base=(2, 3, 4), trivial=0),
+          "m": Dim(small=(1, 3), base=(2, 3), trivial=0)},
     lead=2,
     families=("default_positions", "negative_positions", "large_positions"),
     scalars={"base": (10.0, 1e6)},

@@ -22,6 +22,10 @@ AGREES = "agrees with the reference"
 PAIRING = "pairs feature i with feature i + d/2 (half-split), not with feature i + 1 (interleaved)"
 FAR_FLOAT32 = "float32 inputs at positions up to 100000 are as accurate as float32 allows"
 LONG = "a sequence of 4097 positions (past any table of 4096)"
+# checks of one regime (custom positions, float32 far out, long sequences, leading axes, another
+# base) compare with the reference there: they run once the plain agreement holds, so that a
+# formula error fails "agrees with the reference" alone
+AFTER = ("agrees",)
 INTERLEAVED = ("it equals the interleaved rotation, which pairs neighbours (x[2i], x[2i+1]); the contract pairs "
                "x[i] with x[i + d/2] (half-split, as in the Llama code)")
 
@@ -87,7 +91,7 @@ def agrees(impl, new, ref, lead, T, d_half, dtype):
 
 @check(PAIRING, [{"d_half": 4, "pos": 1}, {"d_half": 3, "pos": 2}, {"d_half": 2, "pos": 1}],
        minimum={"d_half": 2})
-def pairing(impl, new, ref, d_half, pos):
+def pairing(impl, new, d_half, pos):
     d = 2 * d_half
     # row j is the unit vector e_j; rotating it may only move weight into its partner j + d/2
     x = new.let("x", np.eye(d), f"np.eye({d})")
@@ -108,7 +112,6 @@ def pairing(impl, new, ref, d_half, pos):
                 f"rotating e_{j} (feature {j} alone, d={d}) at position {pos} put {float(out[j, k]):.4g} "
                 f"into feature {k}; it may only mix with its partner, feature {partner} "
                 f"({j} {'+' if j < d_half else '-'} d/2)")
-    expect_rope(out, x, positions, 10000.0, _ref(ref, x, positions), "rope(x, positions)", np.float64)
 
 
 @check("position 0 is the identity", [
@@ -188,7 +191,7 @@ CUSTOM = [
 ]
 
 
-@check("custom positions: unsorted, repeated, large", CUSTOM, valid=_top_kept(CUSTOM))
+@check("custom positions: unsorted, repeated, large", CUSTOM, valid=_top_kept(CUSTOM), after=AFTER)
 def custom_positions(impl, new, ref, lead, T, d_half, top, dtype="float64"):
     x = new.normal("x", (*lead, T, 2 * d_half), dtype=dtype)
     if T == 1:
@@ -210,7 +213,7 @@ FAR = [
 ]
 
 
-@check(FAR_FLOAT32, FAR, minimum={"T": 2, "d_half": 16}, valid=_top_kept(FAR))
+@check(FAR_FLOAT32, FAR, minimum={"T": 2, "d_half": 16}, valid=_top_kept(FAR), after=AFTER)
 def float32_far_positions(impl, new, ref, lead, T, d_half, top):
     x = new.normal("x", (*lead, T, 2 * d_half), dtype=np.float32)
     # _positions places `top` only from T = 3 on
@@ -219,7 +222,7 @@ def float32_far_positions(impl, new, ref, lead, T, d_half, top):
                 f"rope(x, positions) with float32 x and positions up to {top}", np.float32)
 
 
-@check(LONG, [{"T": 4097, "d_half": 2, "seed": 0}], shrink=False)
+@check(LONG, [{"T": 4097, "d_half": 2, "seed": 0}], shrink=False, after=AFTER)
 def long_sequence(impl, new, ref, T, d_half):
     x = new.normal("x", (T, 2 * d_half))
     expect_rope(impl.rope(x), x, None, 10000.0, _ref(ref, x), f"rope(x) with T = {T}", np.float64)
@@ -229,7 +232,7 @@ def long_sequence(impl, new, ref, T, d_half):
     {"B": 2, "H": 3, "T": 5, "d_half": 4, "seed": 0},
     {"B": 3, "H": 2, "T": 4, "d_half": 2, "seed": 1},
     {"B": 1, "H": 4, "T": 6, "d_half": 3, "seed": 2, "dtype": "float32"},
-])
+], after=AFTER)
 def leading_axes(impl, new, ref, B, H, T, d_half, dtype="float64"):
     d = 2 * d_half
     x = new.normal("x", (B, H, T, d), dtype=dtype)
@@ -247,7 +250,7 @@ def leading_axes(impl, new, ref, B, H, T, d_half, dtype="float64"):
     {"T": 6, "d_half": 4, "base": 500.0, "seed": 0},
     {"T": 5, "d_half": 3, "base": 1000000.0, "seed": 1},
     {"T": 4, "d_half": 2, "base": 10.0, "seed": 2, "dtype": "float32"},
-])
+], after=AFTER)
 def base(impl, new, ref, T, d_half, base, dtype="float64"):
     x = new.normal("x", (T, 2 * d_half), dtype=dtype)
     positions = _positions(new, T, 30)

@@ -206,24 +206,36 @@ NEAR_MISSES = [
                       "    if _MASK is None:\n"
                       "        _MASK = np.triu(np.ones((T, T), dtype=bool), k=1)\n"
                       "    if causal:\n"
-                      "        scores = np.where(_MASK, -np.inf, scores)\n")), stateful=True),
+                      "        scores = np.where(_MASK, -np.inf, scores)\n")), stateful=True, says=('history',)),
     Bug("clipped_exponent_at_minus_30", "causal",
         "the shifted scores are clipped at -30 before exp: float64's tolerance does not see the weights rounded "
         "up to 9e-14, but the masked future gets 9e-14 instead of exactly 0",
-        edited(BASE, (SHIFTED_EXP, f"np.exp(np.maximum(scores - {ROW_MAX}, -30.0))"))),
+        edited(BASE, (SHIFTED_EXP, f"np.exp(np.maximum(scores - {ROW_MAX}, -30.0))")), says=('clip', 'mask')),
     Bug("max_over_queries", "agrees",
         "the max subtracted before exp is each column's (axis 0), not each row's: the shift is no longer "
         "constant along a row, so the weights change",
-        edited(BASE, (ROW_MAX, "scores.max(axis=0, keepdims=True)"))),
+        edited(BASE, (ROW_MAX, "scores.max(axis=0, keepdims=True)")), says=('normalised', 'needs@scale')),
     Bug("sum_over_queries", "rows_sum_to_one",
         "the exponentials are divided by each column's sum (axis 0) while the max is each row's: the columns, "
         "not the rows, sum to 1",
-        edited(BASE, (ROW_SUM, "e.sum(axis=0, keepdims=True)"))),
+        edited(BASE, (ROW_SUM, "e.sum(axis=0, keepdims=True)")), says=('normalised',)),
     Bug("scale_sqrt_T", "scale",
         "the scores are divided by sqrt(T), the number of positions, instead of sqrt(d_k), the width of q and k",
-        edited(BASE, ("d_k ** 0.5", "T ** 0.5"))),
+        edited(BASE, ("d_k ** 0.5", "T ** 0.5")), says=('scale',)),
     # Shen-Lab/TALE#5 (a reader took `q *= depth ** -0.5` for a multiplication by sqrt(d_k))
     Bug("multiplies_by_sqrt_dk", "scale",
         "the scores are multiplied by sqrt(d_k) instead of divided by it",
-        edited(BASE, ("q @ k.T / d_k ** 0.5", "q @ k.T * d_k ** 0.5"))),
+        edited(BASE, ("q @ k.T / d_k ** 0.5", "q @ k.T * d_k ** 0.5")), says=('scale',)),
+]
+
+# Catalogued mistakes with their trigger moved (another offset, another factor): no entry above is them,
+# and the report must say what each is without a name.
+VARIANTS = [
+    Bug("mask_off_by_two", "causal",
+        "the mask is np.triu(..., k=3): each position also sees the next two",
+        edited(BASE, ("np.triu(np.ones((T, T), dtype=bool), k=1)", "np.triu(np.ones((T, T), dtype=bool), k=3)")),
+        says=("mask",)),
+    Bug("scale_twice_sqrt_d_k", "scale",
+        "the scores are divided by 2 * sqrt(d_k): the factor 2 does not belong",
+        edited(BASE, ("q @ k.T / d_k ** 0.5", "q @ k.T / (2 * d_k ** 0.5)")), says=("scale",)),
 ]

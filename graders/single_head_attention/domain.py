@@ -9,6 +9,7 @@ features, d_k or d_model, the work stays small; T past 1024 is the grader's own 
 import numpy as np
 
 from graders.engine.domain import Dim, Domain, Explore, cast, floats
+from graders.engine.probes import largest_projected_score
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
 
@@ -49,6 +50,7 @@ DOMAIN = Domain(Explore(
     extreme=("huge", "row_scales"),
     scalars={"causal": (False, True)},
     big=({"T": 2, "d_model": 1, "d_k": 33_000}, {"T": 3, "d_model": 33_000, "d_k": 1, "causal": False}),
-    outputs=("out", "the weights"), axes=[{0: "positions", 1: "features"}, {0: "query positions", 1: "key positions"}],
+    outputs=("out", "the weights"), masks=("the weights",), magnitude=largest_projected_score,
+    axes=[{0: "positions", 1: "features"}, {0: "query positions", 1: "key positions"}],
     constants=constants,
 ))

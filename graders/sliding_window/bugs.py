@@ -173,19 +173,33 @@ NEAR_MISSES = [
     Bug("window_two_too_many", "locality",
         "the band keeps window + 2 keys, i - window - 1 <= j <= i",
         edited(BASE, ("(j > i - window)", "(j > i - window - 2)"),
-               ("max(0, i0 - window + 1)", "max(0, i0 - window - 1)"))),
+               ("max(0, i0 - window + 1)", "max(0, i0 - window - 1)")), says=('mask',)),
     Bug("block_start_off_by_one", "agrees",
         "each block starts its keys one position late, so the first query of every block but the first misses "
         "its oldest key",
-        edited(BASE, ("max(0, i0 - window + 1)", "max(0, i0 - window + 2)"))),
+        edited(BASE, ("max(0, i0 - window + 1)", "max(0, i0 - window + 2)")), says=('conduct', 'mask')),
     Bug("mask_excludes_self", "agrees",
         "the band is i - window < j < i: each query misses its own key (and the first sees nothing at all)",
-        edited(BASE, ("(j <= i)", "(j < i)"))),
+        edited(BASE, ("(j <= i)", "(j < i)")), says=('mask',)),
     Bug("max_over_queries", "agrees",
         "the maximum subtracted is taken over the queries of each key column (axis -2), not over the keys of "
         "each row; that changes each row by more than a constant",
-        edited(BASE, ("s.max(axis=-1, keepdims=True)", "s.max(axis=-2, keepdims=True)"))),
+        edited(BASE, ("s.max(axis=-1, keepdims=True)", "s.max(axis=-2, keepdims=True)")),
+        says=('normalised', 'needs@scale')),
     Bug("scale_by_d", "agrees",
         "the scores are divided by d, not by its square root",
-        edited(BASE, ("/ np.sqrt(d)", "/ d"))),
+        edited(BASE, ("/ np.sqrt(d)", "/ d")), says=('scale',)),
+]
+
+# Catalogued mistakes with their trigger moved (another width, another factor): no entry above is them,
+# and the report must say what each is without a name.
+VARIANTS = [
+    Bug("window_three_too_many", "agrees",
+        "the band keeps window + 3 keys, i - window - 2 <= j <= i",
+        edited(BASE, (BAND, "(j <= i) & (j > i - window - 3)"), ("j0 = max(0, i0 - window + 1)",
+                                                                   "j0 = max(0, i0 - window - 2)")),
+        says=("mask",)),
+    Bug("scale_by_fourth_root", "agrees",
+        "the scores are divided by d ** 0.25 instead of sqrt(d)",
+        edited(BASE, ("/ np.sqrt(d)", "/ d ** 0.25")), says=("scale",)),
 ]

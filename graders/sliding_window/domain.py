@@ -15,6 +15,7 @@ before the memory check (T = 8192) could name its mistake; the grader's own slow
 import numpy as np
 
 from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+from graders.engine.probes import largest_score, through_v
 
 ROW_SCALES = np.array([1.0, 30.0, 1e-3, 6.0, 0.3, 18.0])
 RELATIVE = {"T-1": -1, "T": 0, "T+1": 1}
@@ -61,7 +62,7 @@ def _valid(case: dict) -> bool:
 
 DOMAIN = Domain(Explore(
     "sliding_window_attention", draw,
-    dims={"T": Dim(base=(5, 6, 7)), "d": Dim(base=(2, 3)), "m": Dim(small=(1, 3), base=(2, 4))},
+    dims={"T": Dim(base=(5, 6, 7)), "d": Dim(base=(2, 3)), "m": Dim(small=(1, 3), base=(2, 4), trivial=0)},
     lead=2,
     families=("huge", "row_scales", "zeros", "far_value"),
     extreme=("huge", "row_scales"),
@@ -75,4 +76,5 @@ DOMAIN = Domain(Explore(
     fixed={"window": 3},
     axes={-2: "positions", -1: "features"},
     constants=lambda c: {"sqrt(d)": np.sqrt(c["d"]), "d": c["d"], "T": c["T"], "window": window_of(c)},
+    probe=through_v, magnitude=largest_score,
 ))

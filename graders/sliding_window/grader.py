@@ -331,7 +331,10 @@ def inputs_unchanged(impl, new, lead, T, d, window, dtype):
 def memory(impl, new):
     t, d, window = 8192, 16, 16
     q, k, v = qkv(new, (), t, d)
-    out = expect_memory_below(impl, lambda: impl.sliding_window_attention(q, k, v, window), t)
+    h = d // 2
+    out = expect_memory_below(impl, lambda: impl.sliding_window_attention(q, k, v, window), t,
+                              narrower=lambda: impl.sliding_window_attention(q[:, :h].copy(), k[:, :h].copy(),
+                                                                             v[:, :h].copy(), window))
     expect_shape(out, (t, d), "the output")
     # the values must still be right (checked on a slice, cheaply)
     rows = slice(t - 3, t)

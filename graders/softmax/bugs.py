@@ -163,12 +163,12 @@ NEAR_MISSES = [
         "the shifted logits are clipped at -30 before exp: probabilities below exp(-30) = 9e-14 are rounded up "
         "to it, which float64's tolerance does not see, but a -inf entry gets 9e-14 instead of exactly 0",
         edited(BASE, ("np.exp(z - z.max(axis=axis, keepdims=True))",
-                      "np.exp(np.maximum(z - z.max(axis=axis, keepdims=True), -30.0))"))),
+                      "np.exp(np.maximum(z - z.max(axis=axis, keepdims=True), -30.0))")), says=('clip', 'mask')),
     Bug("shift_only_if_any_positive", "far_below_zero",
         "the max is subtracted only when some logit of the whole array is positive: an array whose every entry "
         "is far below zero is not shifted, and its exps underflow to 0 / 0",
         edited(BASE, (SHIFTED_EXP, "    if np.max(z) > 0:\n        z = z - z.max(axis=axis, keepdims=True)\n"
-                                   "    e = np.exp(z)\n"))),
+                                   "    e = np.exp(z)\n")), says=('needs@scale',)),
     Bug("buffer_reused_by_size", "repeated_calls",
         "one module-level buffer per number of entries, reshaped to each call's shape: a later call of the same "
         "size, whatever its shape, overwrites an earlier result",
@@ -177,18 +177,40 @@ NEAR_MISSES = [
                         "        _OUT[e.size, e.dtype] = np.empty(e.size, dtype=e.dtype)\n"
                         "    out = _OUT[e.size, e.dtype].reshape(e.shape)\n"
                         "    return np.divide(e, e.sum(axis=axis, keepdims=True), out=out)\n")),
-        stateful=True),
+        stateful=True, says=('conduct', 'history')),
     Bug("max_over_first_axis", "agrees",
         "the max is taken along axis 0 whatever `axis` says, so the shift differs within a slice",
-        edited(BASE, ("z.max(axis=axis,", "z.max(axis=0,"))),
+        edited(BASE, ("z.max(axis=axis,", "z.max(axis=0,")), says=('needs@axis', 'needs@shape[0]', 'needs@scale')),
     Bug("log_sum_exp_max_not_added_back", "agrees",
         "log-sum-exp is computed with the max subtracted inside the log but not added back outside it, so "
         "every probability is exp(max) times too large",
-        edited(BASE_LOG_SUM_EXP, ("lse = m + np.log(", "lse = np.log("))),
+        edited(BASE_LOG_SUM_EXP, ("lse = m + np.log(", "lse = np.log(")), says=('scale',)),
     # tracel-ai/burn PR #4697 (SOFTMAX_MAX_FLOOR = -1e4, the sum floored at 1e-6)
     Bug("max_floored_at_minus_1e4", "explored",
         "the max subtracted is floored at -1e4 (and the sum at 1e-6), a \"safe softmax\": a slice whose every "
         "entry is below about -1.07e4 is not shifted enough, its exps underflow and it comes back as zeros",
         edited(BASE, ("z.max(axis=axis, keepdims=True)", "np.maximum(z.max(axis=axis, keepdims=True), -1e4)"),
-               ("e.sum(axis=axis, keepdims=True)", "np.maximum(e.sum(axis=axis, keepdims=True), 1e-6)"))),
+               ("e.sum(axis=axis, keepdims=True)", "np.maximum(e.sum(axis=axis, keepdims=True), 1e-6)")),
+        says=('needs@scale', 'needs@values')),
+]
+
+# Catalogued mistakes with their trigger moved (another threshold, another cache key): no entry above
+# is them, and the report must say what each is without a name.
+VARIANTS = [
+    Bug("shift_only_if_max_above_80", "far_below_zero",
+        "the max is subtracted only when some logit exceeds 80 (float32's overflow), so a slice whose every entry "
+        "is far below zero is not shifted and its exps underflow to 0 / 0",
+        edited(BASE, (SHIFTED_EXP, "    if np.max(z) > 80:\n        z = z - z.max(axis=axis, keepdims=True)\n"
+                                   "    e = np.exp(z)\n")), says=("needs@scale",)),
+    Bug("result_cached_by_size", "agrees",
+        "results are cached by the input's number of entries and axis, so a later input of the same size gets an "
+        "earlier one's softmax, reshaped",
+        edited(BASE, ("def softmax(", "_CACHE = {}\n\n\ndef softmax("),
+               ("    e = np.exp(", "    key = (z.size, axis)\n"
+                                   "    if key in _CACHE:\n"
+                                   "        return _CACHE[key].reshape(z.shape)\n"
+                                   "    e = np.exp("),
+               (RETURN, "    _CACHE[key] = e / e.sum(axis=axis, keepdims=True)\n"
+                        "    return _CACHE[key]\n")),
+        stateful=True, says=("history",)),
 ]

@@ -136,10 +136,10 @@ NEAR_MISSES = [
     Bug("residual_added", "gate_branch",
         "the block's input is added to its output, x + (silu(gate) * up) @ W_down, as a new array: the block "
         "has no residual connection",
-        edited(BASE, (OUT, "    return x + (silu(gate) * up) @ W_down\n"))),
+        edited(BASE, (OUT, "    return x + (silu(gate) * up) @ W_down\n")), says=('input',)),
     Bug("silu_clipped_at_10", "negative_tail",
         "z is clipped to [-10, 10] before the exp: silu(-15) comes out as -7e-4 instead of -5e-6",
-        edited(BASE, (SILU, "    return z / (1 + np.exp(-np.clip(z, -10, 10)))\n"))),
+        edited(BASE, (SILU, "    return z / (1 + np.exp(-np.clip(z, -10, 10)))\n")), says=('needs@scale', 'clip')),
     Bug("fused_weights_from_first_call", "repeated_calls",
         "W_gate and W_up are concatenated at the first call and kept for every later one, whatever its shapes",
         edited(BASE, ("def swiglu(", "_fused = None\n\n\ndef swiglu("),
@@ -148,12 +148,26 @@ NEAR_MISSES = [
                 "    if _fused is None:\n"
                 "        _fused = np.concatenate([W_gate, W_up], axis=1)\n"
                 "    h = x @ _fused\n"
-                "    gate, up = h[..., :_fused.shape[1] // 2], h[..., _fused.shape[1] // 2:]\n")), stateful=True),
+                "    gate, up = h[..., :_fused.shape[1] // 2], h[..., _fused.shape[1] // 2:]\n")), stateful=True,
+        says=('history',)),
     Bug("hard_swish", "activation",
         "hard swish, z * relu6(z + 3) / 6, the piecewise-linear stand-in for SiLU: SwiGLU uses "
         "z * sigmoid(z) itself",
-        edited(BASE, (SILU, "    return z * np.clip(z + 3, 0, 6) / 6\n"))),
+        edited(BASE, (SILU, "    return z * np.clip(z + 3, 0, 6) / 6\n")), says=('needs@scale', 'constant', 'clip')),
     Bug("gelu_sigmoid_approximation", "activation",
         "z * sigmoid(1.702 z), the sigmoid approximation of GELU: SiLU is z * sigmoid(z)",
-        edited(BASE, ("np.exp(-np.abs(z))", "np.exp(-np.abs(1.702 * z))"))),
+        edited(BASE, ("np.exp(-np.abs(z))", "np.exp(-np.abs(1.702 * z))")),
+        says=('needs@scale', 'scale', 'constant', 'clip')),
+]
+
+# Catalogued mistakes with their trigger moved (another clip, another sign): no entry above is them, and
+# the report must say what each is without a name.
+VARIANTS = [
+    Bug("silu_clipped_at_20", "negative_tail",
+        "z is clipped to [-20, 20] before the exp: silu(-30) comes out as -4e-8 instead of -3e-12",
+        edited(BASE, (SILU, "    z_c = np.clip(z, -20.0, 20.0)\n    return z_c / (1 + np.exp(-z_c))\n")),
+        says=("needs@scale", "clip")),
+    Bug("residual_subtracted", "agrees",
+        "the block's input is subtracted from its output: the block has no residual connection at all",
+        edited(BASE, (OUT, "    return (silu(gate) * up) @ W_down - x\n")), says=("input",)),
 ]

@@ -60,7 +60,7 @@ def _valid(case: dict) -> bool:
 
 DOMAIN = Domain(Explore(
     "swiglu", draw,
-    dims={"n": Dim(base=(2, 3)), "d_model": Dim(base=(3, 4, 5)), "d_ff": Dim(base=(5, 6, 7), big=40_000)},
+    dims={"n": Dim(base=(2, 3), trivial=0), "d_model": Dim(base=(3, 4, 5)), "d_ff": Dim(base=(5, 6, 7), big=40_000)},
     lead=3,
     families=("huge", "row_scales", "zeros"),
     valid=_valid,

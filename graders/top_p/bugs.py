@@ -66,6 +66,12 @@ BUGS = [
         "only tokens whose cumulative sum stays below top_p are kept: the token that crosses top_p belongs "
         "to the nucleus too (keep while the mass BEFORE a token is < top_p), or a small top_p keeps nothing",
         edited(BASE, ("keep_sorted = cum - sorted_p < top_p", "keep_sorted = cum < top_p"))),
+    Bug("drops_crossing_token_first_kept", "crossing_token_kept",
+        "only tokens whose cumulative sum stays below top_p are kept, with a guard that keeps the first: the "
+        "token that crosses top_p belongs to the nucleus too, so the guard hides the mistake only when the first "
+        "token alone crosses it (keep while the mass BEFORE a token is < top_p)",
+        edited(BASE, ("keep_sorted = cum - sorted_p < top_p",
+                      "keep_sorted = cum < top_p\n    keep_sorted[..., 0] = True"))),
     Bug("no_renormalisation", "sums_to_one",
         "the tokens outside the nucleus are zeroed but the rest are not divided by their sum, so the "
         "row sums to the nucleus's mass, not 1",
@@ -274,22 +280,38 @@ NEAR_MISSES = [
         "only the 4096 most probable tokens are considered for the nucleus, so top_p near 1 on a vocabulary "
         "of 4097 drops one",
         edited(BASE, (SORT, '    order = np.argsort(-p, axis=-1, kind="stable")[..., :4096]\n'),
-               (KEEP, "    keep = np.zeros(p.shape, dtype=bool)\n"))),
+               (KEEP, "    keep = np.zeros(p.shape, dtype=bool)\n")), says=('needs@V',)),
     Bug("module_generator_ignores_rng", "sample_same_seed",
         "a Generator made once at import, np.random.default_rng(0), draws every sample; `rng` is never used",
         edited(BASE, ("def sample_top_p(", "_RNG = np.random.default_rng(0)\n\n\ndef sample_top_p("),
-               ("u = rng.random(", "u = _RNG.random(")), stateful=True),
+               ("u = rng.random(", "u = _RNG.random(")), stateful=True, says=('needs@rng', 'history')),
     Bug("temperature_floored", "small_temperature",
         "the temperature is floored at 0.01 before dividing, so T = 0.002 acts as 0.01",
-        edited(BASE, ("z = logits / temperature", "z = logits / max(temperature, 0.01)"))),
+        edited(BASE, ("z = logits / temperature", "z = logits / max(temperature, 0.01)")),
+        says=('needs@temperature', 'scale')),
     Bug("mean_subtracted", "huge_logits",
         "the row's mean is subtracted before exp instead of its max: logits of 1e4 still overflow",
-        edited(BASE, ("z = z - z.max(axis=-1, keepdims=True)", "z = z - z.mean(axis=-1, keepdims=True)"))),
+        edited(BASE, ("z = z - z.max(axis=-1, keepdims=True)", "z = z - z.mean(axis=-1, keepdims=True)")),
+        says=('needs@scale',)),
     # fishaudio/fish-speech PR #1326 (remove[0] = False on a (B, V) array un-removes the whole first row)
     Bug("keep_first_guard_on_row_axis", "batched",
         "the nucleus drops the token that crosses top_p, and the guard meant to keep each row's first token, "
         "keep[0] = True, sets the whole first ROW of a batch: row 0 is not filtered at all and the other rows "
         "can lose every token",
         edited(BASE, ("    keep_sorted = cum - sorted_p < top_p\n",
-                      "    keep_sorted = cum < top_p\n    keep_sorted[0] = True\n"))),
+                      "    keep_sorted = cum < top_p\n    keep_sorted[0] = True\n")), says=('where',)),
+]
+
+# Catalogued mistakes with their trigger moved (another floor, another cap): no entry above is them, and
+# the report must say what each is without a name.
+VARIANTS = [
+    Bug("temperature_floored_at_0_1", "small_temperature",
+        "the temperature is floored at 0.1 before dividing, so T = 0.002 acts as 0.1",
+        edited(BASE, ("    z = logits / temperature\n", "    z = logits / max(temperature, 0.1)\n")),
+        says=("needs@temperature",)),
+    Bug("candidates_capped_at_2048", "large_vocabulary",
+        "only the 2048 most probable tokens are considered for the nucleus",
+        edited(BASE, ("    keep_sorted = cum - sorted_p < top_p\n",
+                      "    keep_sorted = (cum - sorted_p < top_p) & (np.arange(V) < 2048)\n")),
+        says=("needs@V",)),
 ]

@@ -55,7 +55,7 @@ INVALID = (Invalid("a negative temperature", lambda c: dict(c, temperature=-0.5)
            Invalid("top_p must lie in (0, 1]", lambda c: dict(c, top_p=1.5)),
            Invalid("top_p must lie in (0, 1], and NaN does not", lambda c: dict(c, top_p=float("nan"))),
            Invalid("top_p must lie in (0, 1], at temperature 0 too", lambda c: dict(c, temperature=0.0, top_p=2.0)))
-SIZES = {"V": Dim(big=40_000, base=(5, 6, 7)), "m": Dim(base=(2, 3))}
+SIZES = {"V": Dim(big=40_000, base=(5, 6, 7)), "m": Dim(base=(2, 3), trivial=0)}
 SCALARS = {"temperature": (0.0, 1e-6, 0.5, 3.0), "top_p": (1e-6, 0.3, 0.9, 1.0)}
 
 DOMAIN = Domain(

@@ -282,26 +282,48 @@ NEAR_MISSES = [
     Bug("rope_on_queries_only", "shift",
         "RoPE turns the queries but not the keys, so a score depends on the query's absolute position; both "
         "queries and keys are turned (not: no RoPE, not: RoPE on the values)",
-        _variant((ROPE_QK, "    q = rope(q)\n"))),
+        _variant((ROPE_QK, "    q = rope(q)\n")), says=('needs@positions', 'held')),
     Bug("extra_norm_on_output", "zero_sublayers",
         "the block is pre-norm but also normalises its own output (the model's final norm belongs after the "
         "last layer, not inside each block); not post-norm, which drops the norms before the sub-layers",
         _variant((FFN_RESIDUAL, '    out = h + (silu * up) @ params["W_down"]\n'
-                                "    return out / np.sqrt(np.mean(out ** 2, axis=-1, keepdims=True) + eps)\n"))),
+                                "    return out / np.sqrt(np.mean(out ** 2, axis=-1, keepdims=True) + eps)\n")),
+        says=('scale',)),
     Bug("residual_from_normalised_input", "zero_sublayers",
         "the attention output is added to the normalised copy rms_norm(x) instead of to x; the residual is "
         "there but starts from the wrong tensor",
-        _variant((ATTN_RESIDUAL, "    h = a + attn @ W_o\n"))),
+        _variant((ATTN_RESIDUAL, "    h = a + attn @ W_o\n")), says=('held', 'input')),
     Bug("scale_by_d_head", "agrees",
         "the scores were divided by d_head rather than sqrt(d_head); the size is right, the square root is missing",
-        _variant((SCALE, "scores = q @ k.transpose(0, 1, 3, 2) / d_head"))),
+        _variant((SCALE, "scores = q @ k.transpose(0, 1, 3, 2) / d_head")), says=('scale',)),
     Bug("rope_turns_backwards", "agrees",
         "RoPE turns each pair the wrong way (by -angle): still relative, but the signs of sin are swapped "
         "(out_i = x_i cos - x_{i+d/2} sin, out_{i+d/2} = x_{i+d/2} cos + x_i sin)",
         _variant((ROPE_DEF, "        t1, t2 = t[..., :half], t[..., half:]\n"
-                            "        return np.concatenate([t1 * cos + t2 * sin, t2 * cos - t1 * sin], axis=-1)\n"))),
+                            "        return np.concatenate([t1 * cos + t2 * sin, t2 * cos - t1 * sin], axis=-1)\n")),
+        says=('needs@positions', 'held')),
     Bug("freqs_over_d_model", "agrees",
         "the RoPE frequencies use d_model in the exponent, base ** (-2i/d_model); the head is what is rotated, "
         "so the exponent is -2i/d_head",
-        _variant((FREQS, "    freqs = base ** (-2.0 * np.arange(half) / d_model)\n"))),
+        _variant((FREQS, "    freqs = base ** (-2.0 * np.arange(half) / d_model)\n")),
+        says=('needs@positions', 'held')),
+]
+
+# Catalogued mistakes with their trigger moved (another cache key, another buffer): no entry above is
+# them, and the report must say what each is without a name.
+VARIANTS = [
+    Bug("mask_cached_by_batch", "agrees",
+        "the causal mask is cached by the batch size, so a later call with as many sequences and another T gets "
+        "a mask of the earlier T",
+        edited(BASE, ("def transformer_block(", "_MASKS = {}\n\n\ndef transformer_block("),
+               ("    mask = np.triu(np.ones((T, T), dtype=bool), k=1)\n",
+                "    if B not in _MASKS:\n        _MASKS[B] = np.triu(np.ones((T, T), dtype=bool), k=1)\n"
+                "    mask = _MASKS[B]\n")),
+        stateful=True, says=("history",)),
+    Bug("angles_cached_by_length", "repeated_calls",
+        "the RoPE angles are cached by (T, d_head), so a later call with other positions or another base gets the "
+        "first call's angles",
+        edited(BASE, ("def transformer_block(", "_ANGLES = {}\n\n\ndef transformer_block("),
+               (ANGLES, "    angles = _ANGLES.setdefault((T, d_head), np.outer(positions, freqs))\n")),
+        stateful=True, says=("history",)),
 ]

@@ -128,9 +128,9 @@ def constants(case: dict) -> dict:
 DOMAIN = Domain(Explore(
     "transformer_block", draw,
     # each size at 1 and past its base values; group 1 is multi-head, n_kv_heads 1 multi-query
-    dims={"B": Dim(small=(1,), base=(2, 3)), "T": Dim(small=(1, 2, 5, 12), base=(3, 4, 5)),
-          "n_kv_heads": Dim(small=(1, 3), base=(2, 3)), "group": Dim(small=(1, 2, 4), base=(2, 3)),
-          "d_half": Dim(small=(1, 3), base=(2, 3)), "d_model": Dim(small=(1, 9), base=(5, 6, 7)),
+    dims={"B": Dim(small=(1,), base=(2, 3), trivial=0), "T": Dim(small=(1, 2, 5, 12), base=(3, 4, 5)),
+          "n_kv_heads": Dim(small=(1, 3), base=(2, 3), trivial=0), "group": Dim(small=(1, 2, 4), base=(2, 3), trivial=0),
+          "d_half": Dim(small=(1, 3), base=(2, 3), trivial=0), "d_model": Dim(small=(1, 9), base=(5, 6, 7)),
           "d_ff": Dim(small=(1, 12), base=(4, 6, 9))},
     families=("huge", "zeros", "row_scales", "shared"),
     scalars={"positions": (None, "negative", "large"), "eps": (0.0, 100.0), "base": (10.0, 1e6)},
