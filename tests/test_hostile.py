@@ -434,7 +434,7 @@ print("IDS", os.getuid(), os.geteuid(), os.getgid(), os.getegid(), os.getgroups(
 def test_the_attempt_sees_a_whitelisted_environment_and_no_network(tmp_path, subprocess_env):
     import socket
 
-    from graders.engine.confine import ENVIRONMENT as WHITELIST
+    from graders.engine.whitelist import ENVIRONMENT as WHITELIST
 
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.1)

@@ -193,6 +193,9 @@ def zygote(fd: int, settings: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     options = json.loads(settings)
     megabytes, landlock = int(options["megabytes"]), bool(options["landlock"])
+    import tempfile
+
+    tempfile.tempdir = options.get("tempdir") or None  # the attempts' folders go where the judge's would
     try:
         warm()
         confine.prepare(landlock)

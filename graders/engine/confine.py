@@ -35,6 +35,7 @@ import struct
 import sys
 
 from graders.engine import imports, seccomp
+from graders.engine.whitelist import environment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROCESSES = 128                  # processes and threads the attempt may add
@@ -43,28 +44,11 @@ SYSTEM_DIRS = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "
                "/sys", "/nix")
 OWN_UID_BASE = 0x7F000000        # root's attempts run as this plus their pid
 CAP_DAC_READ_SEARCH = 2
-# What the attempt's environment may hold of the environment it was started from: how text is
-# read and written, and the time zone. Everything else it gets is fixed here or in `environment`.
-PASSED = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_MESSAGES", "LC_COLLATE", "TZ")
-FIXED = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-         # one BLAS thread: small matrices, where a second thread only adds contention, and forks to come
-         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-ENVIRONMENT = (*PASSED, *FIXED, "HOME", "TMPDIR", "TMP", "TEMP", "PWD")
-
 # Landlock (include/uapi/linux/landlock.h)
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _READ = _EXECUTE | _READ_FILE | _READ_DIR
 _FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | 1 << 14
 _SCOPE = (1 << 0) | (1 << 1)     # abstract unix sockets, signals (ABI 6)
-
-
-def environment(outside: dict, here: str = "/") -> dict:
-    """The attempt's environment: the whitelisted part of `outside`, the fixed values, and its
-    folder as HOME and TMPDIR."""
-    env = {k: outside[k] for k in PASSED if k in outside}
-    env.update(FIXED)
-    env.update({name: here for name in ("HOME", "TMPDIR", "TMP", "TEMP", "PWD")})
-    return env
 
 
 class _Plan:

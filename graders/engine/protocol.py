@@ -101,28 +101,6 @@ class Go:
     op: str = "go"
 
 
-@dataclass
-class Hello:
-    """`kata` to the judge, first: the words that may name the kata to grade (its grader is
-    loaded ahead), the KATA_* settings, and the temporary folder the attempts' folders go in."""
-
-    hints: list
-    settings: dict
-    tempdir: str
-    op: str = "hello"
-
-
-@dataclass
-class Job:
-    """`kata` to the judge: grade these bytes against this kata's grader."""
-
-    kata: str
-    path: str
-    source: bytes
-    progress: bool = False   # send each check's result as it ends
-    op: str = "grade"
-
-
 def request_bytes(message, arena=None, placed: dict | None = None) -> bytes:
     """A request as one wire message; its arrays go to `arena` (shared memory), and `placed`
     gets where each went (by the array's id)."""

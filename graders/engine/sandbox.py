@@ -40,6 +40,7 @@ from graders.engine import boot, confine, memory, tree
 from graders.engine.arena import Arena
 from graders.engine.protocol import (Channel, Done, Fetch, Forget, Go, Load, Loaded, Poke, Run, Twin,
                                      request_bytes)
+from graders.engine.whitelist import environment
 from graders.engine.wire import WireError, decode, visible
 from graders.engine.worker import decode_source
 
@@ -134,8 +135,11 @@ class Zygote:
 
         mine, theirs = socket.socketpair()
         numpy_parent = os.path.dirname(os.path.dirname(numpy.__file__))
-        options = json.dumps({"megabytes": settings.megabytes, "landlock": settings.landlock})
-        env = confine.environment(os.environ)
+        import tempfile
+
+        options = json.dumps({"megabytes": settings.megabytes, "landlock": settings.landlock,
+                              "tempdir": tempfile.gettempdir()})
+        env = environment(os.environ)
         self.proc = subprocess.Popen(
             [sys.executable, "-S", "-s", "-c", boot.BOOT, ROOT, numpy_parent, str(theirs.fileno()), options],
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -21,8 +21,8 @@ When `kata` ends it closes the judge's input; the judge then ends everything it 
 and exits (and `kata` kills it if it has not within a second, stopped or not). When `kata`
 dies, the judge reads the end of its input and does the same.
 
-Messages both ways are `graders.engine.wire` messages (protocol.Job, and the dicts
-`{"op": "progress", "check": ...}`, `{"op": "report", ...}`, `{"op": "error", ...}`).
+Messages both ways are `graders.engine.wire` messages: `Hello` and `Job` one way, and
+`{"op": "progress", "check": ...}`, `{"op": "report", ...}`, `{"op": "error", ...}` the other.
 A job that asks for progress gets a progress message as each check ends, before its report.
 """
 from __future__ import annotations
@@ -31,6 +31,7 @@ import os
 import signal
 import subprocess
 import sys
+from typing import TypedDict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The judge's start: the project and NumPy's folder on sys.path (given on its command line),
@@ -49,31 +50,46 @@ class ServiceFailed(RuntimeError):
 
 # ----------------------------------------------------------------------------- the client
 
+class Hello(TypedDict):
+    """`kata` to the judge, first: the words that may name the kata to grade (its grader is
+    loaded ahead) and the settings it reads (KATA_CHECK_SECONDS..., and where the temporary
+    folder is, TMPDIR and its kin)."""
+
+    op: str         # "hello"
+    hints: list
+    settings: dict
+
+
+class Job(TypedDict):
+    """`kata` to the judge: grade these bytes against this kata's grader."""
+
+    op: str         # "grade"
+    kata: str
+    path: str
+    source: bytes
+    progress: bool  # send each check's result as it ends
+
+
 class Service:
     """The `kata` side: starts the judge and sends it jobs."""
 
     def __init__(self, hints: list[str] = ()):
         """`hints`: words that may name the kata about to be graded (the command line's):
         its grader is loaded ahead of the job."""
-        from graders.engine import protocol
-
         paths = [ROOT] + [p for p in sys.path if p and os.path.isdir(p) and p != ROOT]
-        # -S: no site module; the judge finds NumPy and the project on the path it is given
-        # unbuffered: a message read from the pipe is read whole, so that select() tells what remains
+        # -S: no site module; the judge finds NumPy and the project on the path it is given.
+        # Started before anything else is imported here: it imports NumPy meanwhile.
+        # Unbuffered: a message read from the pipe is read whole, so that select() tells what remains.
         self.proc = subprocess.Popen([sys.executable, "-S", "-c", BOOT, *paths], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment(),
                                      start_new_session=True, cwd="/", bufsize=0)  # Ctrl-C is kata's to handle
-        import tempfile
-
-        settings = {k: os.environ[k] for k in SETTINGS if k in os.environ}
-        self._send(protocol.Hello(hints=[str(h) for h in hints], settings=settings, tempdir=tempfile.gettempdir()))
+        settings = {k: os.environ[k] for k in (*SETTINGS, "TMPDIR", "TEMP", "TMP") if k in os.environ}
+        self._send(Hello(op="hello", hints=[str(h) for h in hints], settings=settings))
 
     def grade(self, kata: str, path, source: bytes, progress=None) -> dict:
         """The report's JSON; `progress`, when given, is called with each check's JSON as
         the service reports it, before the report comes."""
-        from graders.engine import protocol
-
-        self._send(protocol.Job(kata, str(path), source, progress is not None))
+        self._send(Job(op="grade", kata=kata, path=str(path), source=source, progress=progress is not None))
         reply = self._receive()
         while reply is not None and reply.get("op") == "progress":
             progress(reply["check"])  # outside _receive: what the caller raises is the caller's
@@ -84,13 +100,11 @@ class Service:
             raise ServiceFailed(str(reply.get("kind")), str(reply.get("message", "")))
         return reply["report"]
 
-    def _send(self, message) -> None:
-        from dataclasses import asdict
-
+    def _send(self, message: dict) -> None:
         from graders.engine.wire import encode
 
         try:
-            self.proc.stdin.write(encode(asdict(message)))
+            self.proc.stdin.write(encode(message))
             self.proc.stdin.flush()
         except (OSError, ValueError):
             pass  # the judge is gone: the next read says so
@@ -135,14 +149,11 @@ class Service:
 
 
 def environment() -> dict:
-    """The judge's environment: how text is read and written, and the settings it reads itself,
-    nothing else of `kata`'s (the attempt's process is forked from the judge: /proc/self/environ)."""
-    from graders.engine.confine import environment as attempts
+    """The judge's environment: the whitelist (graders.engine.whitelist), nothing else of
+    `kata`'s (the attempt's process is forked from the judge: /proc/self/environ)."""
+    from graders.engine.whitelist import environment as whitelisted
 
-    env = attempts(os.environ)
-    for name in ("HOME", "TMPDIR", "TMP", "TEMP", "PWD"):
-        env.pop(name, None)
-    return env
+    return whitelisted(os.environ)
 
 
 def _stopped(pid: int) -> bool:
@@ -197,24 +208,24 @@ def _read_exactly(stream, n: int) -> bytes | None:
 # ----------------------------------------------------------------------------- the judge
 
 def serve() -> None:
-    """Import NumPy, fork the first attempt's process, import the graders, then grade each job
-    read from stdin until it ends."""
+    """Import NumPy and what the attempt's process runs, read `kata`'s hello (the settings),
+    fork the first attempt's process, import the graders, then grade each job read from
+    stdin until it ends."""
     import warnings
 
     warnings.simplefilter("ignore")  # stderr is read only when this process fails: keep it for that
+    from graders.engine import boot
+
+    boot.warm()  # NumPy and what the attempt's process runs, imported once, before the fork (and the hello)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     hello = read_message(stdin)
     if hello is None:
         return
     for name, value in (hello.get("settings") or {}).items():
-        if name in SETTINGS and isinstance(value, str):
+        if name in (*SETTINGS, "TMPDIR", "TEMP", "TMP") and isinstance(value, str):
             os.environ[name] = value
-    import tempfile
+    from graders.engine import confine, sandbox
 
-    tempfile.tempdir = hello.get("tempdir") or None
-    from graders.engine import boot, confine, sandbox
-
-    boot.warm()  # NumPy and what the attempt's process runs, imported once, before the fork
     settings = sandbox.Settings.from_environment()
     confine.prepare(settings.landlock)
     if confine.PLAN.libc is not None:
