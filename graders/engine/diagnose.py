@@ -74,12 +74,15 @@ def _replayable(call: Call) -> bool:
 
 
 def _guards(setup: tuple[str, ...]):
-    """Replays meet the attempt's process as it was set up: NumPy's global samplers refused, say."""
-    if "refuse_global_random" in setup:
-        from graders.engine.worker import refusing_global_random
+    """Replays meet the attempt's process as it was set up: memory from np.empty reads as
+    zeros there, and NumPy's global samplers may be refused."""
+    from graders.engine.worker import refusing_global_random, zeroed_empty
 
-        return refusing_global_random(np)
-    return contextlib.nullcontext()
+    stack = contextlib.ExitStack()
+    stack.enter_context(zeroed_empty(np))
+    if "refuse_global_random" in setup:
+        stack.enter_context(refusing_global_random(np))
+    return stack
 
 
 def _fits(kata: str, bug, failing: list[Call], history: list[Call]) -> bool:
@@ -94,7 +97,10 @@ def _fits(kata: str, bug, failing: list[Call], history: list[Call]) -> bool:
         processes: dict[int, list[Call]] = {}
         for c in history:
             processes.setdefault(c.process, []).append(c)
-        return all(Replayer(bug.fresh_module()).agrees_in_order(calls, lambda c: c.function in touched)
+        # in the order the attempt's process made them: a call's id (calls sent ahead are
+        # numbered when sent, and recorded when a case takes them)
+        return all(Replayer(bug.fresh_module()).agrees_in_order(sorted(calls, key=lambda c: c.id),
+                                                                lambda c: c.function in touched)
                    for calls in processes.values() if any(c.id in ids for c in calls) or
                    any(c.function in touched for c in calls))
     replay = Replayer(bug.module, cache=True)

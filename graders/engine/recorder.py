@@ -282,7 +282,7 @@ class Recorded:
         call, when it is not plain."""
         g, cand = self.candidate.grading, self.candidate
         digests = fingerprints(args, kwargs)
-        ahead = cand.take_ahead(self.name, digests, args_from)
+        ahead = cand.take_ahead(self.name, digests, laid_out((args, kwargs)), args_from)
         inputs = g.inputs
         small = g.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
         if source is None:  # small arguments: written when read, with the names the inputs have now
@@ -405,6 +405,26 @@ def _failure_of(raised: Raised, function: str, source: str) -> CheckFailed:
         return AttemptRaised(f"{source} raised {text}{where}: a BaseException that is not an Exception "
                              f"(it escapes `except Exception`)", raised)
     return AttemptRaised(f"{source} raised {text}{where}", raised)
+
+
+def laid_out(value) -> tuple:
+    """How the arrays in a call's (args, kwargs) are laid out in memory (strides, read-only)
+    and which of them are one object: what a fingerprint of their values does not tell."""
+    seen: dict[int, int] = {}
+    out = []
+
+    def walk(v, depth: int = 0) -> None:
+        if type(v) is np.ndarray:
+            out.append((v.strides, v.flags.writeable, seen.setdefault(id(v), len(seen))))
+        elif depth < 4 and isinstance(v, (tuple, list)):
+            for x in v:
+                walk(x, depth + 1)
+        elif depth < 4 and isinstance(v, dict):
+            for x in v.values():
+                walk(x, depth + 1)
+
+    walk(value)
+    return tuple(out)
 
 
 def fingerprints(args: tuple, kwargs: dict) -> dict:
@@ -535,16 +555,17 @@ class Candidate:
             placed = self.box.send(requests, g.deadline)
         except Exception:
             return  # the process is gone: each call, made as it comes, says so
-        self.ahead.extend(Ahead(r.id, r.fn, fingerprints(args, kwargs), args, kwargs, placed)
-                          for r, (_, args, kwargs) in zip(requests, calls))
+        self.ahead.extend(Ahead(r.id, r.fn, fingerprints(args, kwargs), laid_out((args, kwargs)), args, kwargs,
+                                placed) for r, (_, args, kwargs) in zip(requests, calls))
 
-    def take_ahead(self, fn: str, digests: dict, args_from: int | None) -> "Ahead | None":
-        """Before a call is made: the call sent ahead that it is (the next one, if it matches),
-        or None, once the calls sent ahead that it is not are made first."""
+    def take_ahead(self, fn: str, digests: dict, layout: tuple, args_from: int | None) -> "Ahead | None":
+        """Before a call is made: the call sent ahead that it is (the next one, if it matches:
+        the same function, values and memory layouts), or None, once the calls sent ahead that
+        it is not are made first."""
         if not self.ahead or self.settling:
             return self.ahead.popleft() if self.settling and self.ahead else None
         head = self.ahead[0]
-        if head.fn == fn and head.digests == digests and args_from is None:
+        if head.fn == fn and head.digests == digests and head.layout == layout and args_from is None:
             return self.ahead.popleft()
         self.settle()
         return None
@@ -597,6 +618,7 @@ class Ahead:
     id: int
     fn: str
     digests: dict
+    layout: tuple   # how its arrays are laid out, and which of them are one object (laid_out)
     args: tuple
     kwargs: dict
     placed: dict    # id of each argument array -> where it lies in shared memory

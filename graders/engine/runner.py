@@ -100,8 +100,8 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
         def test(impl, ref):
             impl.grading.check = name
             passed_over = []
-            if ahead is not None:
-                impl.send_ahead(ahead(impl, ref, cases))
+            planned = ahead(impl, ref, cases) if ahead is not None else _planned(body, impl, ref, cases)
+            impl.send_ahead(planned)
             try:
                 run_cases(impl, ref, passed_over)
             finally:
@@ -141,6 +141,61 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
         return test
 
     return decorate
+
+
+class _Planned(Exception):
+    """Raised by a Planner at the first call a case makes: that call, or None (not plain)."""
+
+    def __init__(self, call: tuple | None):
+        super().__init__()
+        self.call = call
+
+
+# What a planning candidate lets a body do before its first call; anything else ends the plan.
+_PLANNING = frozenset({"grading", "functions", "options", "unrecorded", "unrepeatable", "last_call", "path"})
+
+
+class Planner:
+    """A stand-in for the attempt (`impl`) that runs a check's body only as far as its first
+    call of the attempt, and says what that call is: the case's inputs are drawn from its
+    seed, so the real run makes the same call, with equal arguments."""
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    def __getattr__(self, name: str):
+        impl = self._impl
+        if name in impl.functions:
+            def call(*args, **kwargs):
+                plain = not any(impl.grading.opts.values())  # a call watched some way goes alone
+                raise _Planned((name, args, kwargs) if plain else None)
+            return call
+        if name in _PLANNING:
+            return getattr(impl, name)
+        raise _Planned(None)
+
+
+def _planned(body: Callable, impl, ref, cases: list[dict]) -> list[tuple]:
+    """The first call each case will make, found by running each case's body until it makes
+    it (graders.engine.recorder.Candidate.send_ahead sends them all at once, and the cases take
+    their answers as they make them: the attempt's process runs them while the judge compares)."""
+    if len(cases) < 2:
+        return []
+    wants_ref = "ref" in inspect.signature(body).parameters
+    planner, planned = Planner(impl), []
+    for case in cases:
+        params = {k: v for k, v in case.items() if k != "seed"}
+        try:
+            body(planner, Inputs(case.get("seed", 0)), **({"ref": ref} if wants_ref else {}), **params)
+        except _Planned as found:
+            if found.call is None:
+                break  # past this case the calls are not plain: the rest go one by one
+            planned.append(found.call)
+            continue
+        except Exception:  # the body needs what a planner cannot give: the rest go one by one
+            break
+        break  # a case that makes no call: its successors' calls would not follow in order
+    return planned
 
 
 @dataclass(frozen=True)

@@ -166,6 +166,7 @@ class Worker:
         source = request["source"]
         self.filename = os.path.join(os.getcwd(), os.path.basename(request["filename"]) or "attempt.py")
         self.guard.filename = self.filename
+        zeroed_empty(self.np).__enter__()
         for step in request.get("setup", ()):
             getattr(self, "setup_" + step)()
         self._cache_lines(source)
@@ -309,6 +310,26 @@ class Worker:
     def setup_refuse_global_random(self) -> None:
         """NumPy's module-level samplers raise: the attempt must draw with the Generator it is given."""
         refusing_global_random(self.np).__enter__()
+
+
+class zeroed_empty:
+    """While active, np.empty and np.empty_like give zeros: an attempt that reads memory it
+    never wrote (an output allocated with np.empty and filled only in part, or written through
+    a copy) reads the same numbers in every process, on every machine, and a known bug
+    replayed in the judge reads what the attempt read. The worker turns it on for good before
+    loading an attempt; the judge turns it on while it replays known bugs."""
+
+    def __init__(self, np):
+        self.np, self.saved = np, None
+
+    def __enter__(self):
+        np = self.np
+        self.saved = (np.empty, np.empty_like)
+        np.empty, np.empty_like = np.zeros, np.zeros_like
+        return self
+
+    def __exit__(self, *exc):
+        self.np.empty, self.np.empty_like = self.saved
 
 
 class refusing_global_random:
