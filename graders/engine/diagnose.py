@@ -146,11 +146,12 @@ def _touched(kata: str, name: str, source: str) -> tuple[str, ...]:
     return tuple(sorted(changed or mine))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=1024)
 def _functions(source: str) -> dict[str, tuple[str, set[str]]]:
-    """Top-level functions by name: (their code as an AST dump, the names they read)."""
+    """Top-level functions by name: (their source text, the names they read). A bug is an edit
+    of its base's text, so a function it did not edit has the same text."""
     tree = ast.parse(source)
-    return {n.name: (ast.dump(n), {m.id for m in ast.walk(n) if isinstance(m, ast.Name)})
+    return {n.name: (ast.get_source_segment(source, n), {m.id for m in ast.walk(n) if isinstance(m, ast.Name)})
             for n in tree.body if isinstance(n, ast.FunctionDef)}
 
 

@@ -148,7 +148,8 @@ def with_row_offsets(new: Inputs, name: str, base: np.ndarray, case: dict, axis:
     others = [s for i, s in enumerate(base.shape) if i != axis % base.ndim]
     offsets = np.moveaxis(steps.reshape(others + [1]), -1, axis % base.ndim)
     value, suffix = cast(base.astype(np.float64) + offsets, case)
-    return new.let(name, value, f"{new.name_of(base) or 'base'}.astype(np.float64) + {literal(offsets)}{suffix}")
+    shown = new.name_of(base) or "base"
+    return new.let(name, value, lambda: f"{shown}.astype(np.float64) + {literal(offsets)}{suffix}")
 
 
 def with_entries(new: Inputs, name: str, base: np.ndarray, case: dict, fill: float, every: int = 3,

@@ -27,6 +27,16 @@ def literal(value: Any) -> str:
     return repr(value)
 
 
+class _Lazy:
+    """A repro line `name = ...` whose right side is written only if a repro is shown."""
+
+    def __init__(self, name: str, write):
+        self.name, self.write = name, write
+
+    def __str__(self) -> str:
+        return f"{self.name} = {self.write()}"
+
+
 class _Literal:
     """A repro line `name = np.array([...])`, written out only if a repro is shown: most cases
     pass, and printing an array costs more than the call it feeds."""
@@ -81,11 +91,11 @@ class Inputs:
         value = np.array(values, dtype=dtype)
         return self._register(name, value, _Literal(name, value.copy()))
 
-    def let(self, name: str, value: Any, expr: str):
+    def let(self, name: str, value: Any, expr):
         """An input computed from earlier ones; `expr` is the Python that computes it (naming
-        them as `name_of` does)."""
+        them as `name_of` does), or what writes it, called only if a repro is shown."""
         name += self.suffix
-        return self._register(name, value, f"{name} = {expr}")
+        return self._register(name, value, _Lazy(name, expr) if callable(expr) else f"{name} = {expr}")
 
     def name_of(self, value: Any) -> str | None:
         return self.names.get(id(value))
