@@ -36,12 +36,21 @@ class Fault:
     what: str
 
 
+def _catalogue(root: Path) -> dict:
+    with open(root / "katas" / "catalogue.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def names(root: Path) -> list[str]:
+    """The katas of the repository at `root`, by its own catalogue."""
+    return [e["name"] for e in _catalogue(Path(root)).get("kata", []) if isinstance(e, dict) and "name" in e]
+
+
 def check(root: Path) -> list[Fault]:
     """Every fault of the repository at `root`."""
     root = Path(root)
     try:
-        with open(root / "katas" / "catalogue.toml", "rb") as f:
-            data = tomllib.load(f)
+        data = _catalogue(root)
     except (OSError, tomllib.TOMLDecodeError) as e:
         return [Fault("catalogue", f"katas/catalogue.toml cannot be read: {e}")]
     faults = [Fault(k, w) for k, w in catalogue.problems(data)]

@@ -29,15 +29,15 @@ def dev_check_command():
       kata dev check                     in a clone of the repository
     """
     from graders.engine.grammar import count
-    from practice import catalogue, dev
+    from practice import dev
 
-    _in_a_clone(catalogue.ROOT)
-    faults = dev.check(catalogue.ROOT)
+    root = _repository()
+    faults = dev.check(root)
     for f in faults:
         out(f"{f.kata}: {f.what}")
     katas = len({f.kata for f in faults})
     out(f"{count(len(faults), 'fault')} in {count(katas, 'place')}" if faults
-        else f"every kata is whole ({count(len(catalogue.names()), 'kata')})")
+        else f"every kata is whole ({count(len(dev.names(root)), 'kata')})")
     click.get_current_context().exit(1 if faults else 0)
 
 
@@ -57,21 +57,30 @@ def dev_new_command(name, title, minutes):
     Example:
       kata dev new alibi --title "ALiBi position biases" --minutes 25
     """
-    from practice import catalogue, dev_new, paths
+    from practice import dev, dev_new, paths
 
-    _in_a_clone(catalogue.ROOT)
+    root = _repository()
     if not name.isidentifier() or name != name.lower():
         raise click.UsageError(f"{name!r} is not a kata name: lower case letters, digits and _")
-    written = dev_new.new(catalogue.ROOT, name, title, minutes)
+    existing = dev_new.existing(root, name)
+    if existing:
+        raise click.UsageError(f"there is a kata {name} already ({paths.shown(existing[0])}); `kata dev new` "
+                               f"starts a new one, under a name of its own")
+    written = dev_new.new(root, name, title, minutes)
     for path in written:
         out(f"wrote {paths.shown(path)}")
-    if not written:
-        out(f"{name} has every file already, and none was replaced.")
     out(f"Next: `kata dev check` lists what {name} still needs.")
 
 
-def _in_a_clone(root) -> None:
-    """The dev commands work on the repository; an installed copy has no README or tests."""
-    if any(root.parent.glob("attention_katas-*.dist-info")):  # site-packages: attention_katas/ beside its record
-        raise click.UsageError(f"`kata dev` works in a clone of the repository, and {root} is an installed "
-                               f"copy; run it from the clone (`pip install -e .` there)")
+def _repository():
+    """The clone of the repository the current folder is in (the folder itself or one above it):
+    the dev commands work on the repository they stand in, whichever copy of `kata` runs them."""
+    from pathlib import Path
+
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "katas" / "catalogue.toml").is_file() and (folder / "graders" / "engine").is_dir() \
+                and (folder / "README.md").is_file() and not any(folder.parent.glob("attention_katas-*.dist-info")):
+            return folder
+    raise click.UsageError("`kata dev` works in a clone of the repository: run it in the clone's folder "
+                           "(or a folder in it)")

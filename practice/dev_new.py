@@ -101,6 +101,14 @@ answer = "{M}: its model answer."
 '''
 
 
+def existing(root: Path, name: str) -> list[Path]:
+    """What of a kata `name` the repository at `root` has already: its catalogue entry, its files."""
+    catalogue = root / "katas" / "catalogue.toml"
+    found = [catalogue] if f'name = "{name}"' in catalogue.read_text(encoding="utf-8") else []
+    return found + [p for p in (root / "katas" / f"{name}.py", root / "solutions" / f"{name}.py", root / "graders" / name)
+                    if p.exists()]
+
+
 def new(root: Path, name: str, title: str | None = None, minutes: int = 20) -> list[Path]:
     """Write the files of a new kata `name` under `root`; the paths written (none is replaced)."""
     title = title or name.replace("_", " ").capitalize()

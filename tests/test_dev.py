@@ -77,7 +77,7 @@ def test_a_new_kata_is_written_from_templates_and_dev_check_says_what_is_left(tm
     root = _copy(tmp_path)
     written = dev_new.new(root, "mini_kata", minutes=15)
     assert root / "graders" / "mini_kata" / "domain.py" in written
-    assert dev_new.new(root, "mini_kata") == []  # nothing is written twice, nothing replaced
+    assert dev_new.existing(root, "mini_kata")  # dev new refuses it from now on (a usage error)
     mine = [f for f in _faults(root) if f.startswith("mini_kata:") or "mini_kata" in f]
     assert "mini_kata: katas/mini_kata.py is still the template: TODO(kata dev new) marks what to fill in" in mine
     assert "README.md: the table of katas has no row for mini_kata" in mine
@@ -105,3 +105,23 @@ def test_a_follow_up_without_a_model_answer_is_named(tmp_path):
     faults = _faults(tmp_path)
     assert "mini: its follow-up 1 has no model answer (a [[kata.follow_ups]] table with `answer`)" in faults
     assert "mini: its follow-up 2 is answered with a number but has no `unit` to ask for it in" in faults
+
+
+def test_dev_works_on_the_clone_it_is_run_in_whichever_copy_of_kata_runs_it(tmp_path):
+    root = _copy(tmp_path)
+    (root / "solutions" / "swiglu.py").unlink()
+    here = subprocess.run([sys.executable, str(ROOT / "kata.py"), "dev", "check"], cwd=root / "graders",
+                          capture_output=True, text=True, timeout=60)
+    assert here.returncode == 1 and "swiglu: its reference solutions/swiglu.py is missing" in here.stdout, here.stdout
+    nowhere = subprocess.run([sys.executable, str(ROOT / "kata.py"), "dev", "check"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60)
+    assert nowhere.returncode == 2 and "works in a clone of the repository" in nowhere.stderr, nowhere.stderr
+
+
+def test_dev_new_refuses_a_kata_that_exists(tmp_path):
+    root = _copy(tmp_path)
+    before = sorted(p.name for p in (root / "graders" / "softmax" / "alternatives").iterdir())
+    run = subprocess.run([sys.executable, "kata.py", "dev", "new", "softmax"], cwd=root, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 2 and "there is a kata softmax already" in run.stderr, run.stderr
+    assert sorted(p.name for p in (root / "graders" / "softmax" / "alternatives").iterdir()) == before
