@@ -75,4 +75,4 @@ def apply_causal_mask(scores):
         result; the same answers for scores that are views, Fortran-ordered or
         read-only.
     """
-    raise NotImplementedError("causal_mask: not implemented yet")
+    raise NotImplementedError("apply_causal_mask: not implemented yet")

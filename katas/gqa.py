@@ -88,4 +88,4 @@ def kv_cache_bytes(n_layers, n_kv_heads, d_head, n_tokens, bytes_per_value=2):
         16-bit default, linear growth with n_tokens, other sizes (caches of more than
         2**31 bytes too), and that the result is an integer.
     """
-    raise NotImplementedError("gqa: not implemented yet")
+    raise NotImplementedError("kv_cache_bytes: not implemented yet")

@@ -80,6 +80,7 @@ class CatalogueError(ValueError):
 SCHEMA = {
     "name": ("a kata name (lower case, digits and _)", True),
     "title": ("a non-empty string", True),
+    "writes": ("a non-empty string: what the candidate writes, for the README's table", False),
     "group": (f"one of {', '.join(GROUPS)}", False),
     "difficulty": (f"one of {', '.join(DIFFICULTIES)}", True),
     "minutes": ("a whole number of minutes above 0", True),
@@ -106,6 +107,7 @@ def _valid(key: str, value) -> bool:
     return {
         "name": lambda v: isinstance(v, str) and v.isidentifier() and v == v.lower(),
         "title": lambda v: isinstance(v, str) and bool(v.strip()),
+        "writes": lambda v: isinstance(v, str) and bool(v.strip()),
         "group": lambda v: v in GROUPS,
         "difficulty": lambda v: v in DIFFICULTIES,
         "minutes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,

@@ -41,9 +41,14 @@ def _catalogue(root: Path) -> dict:
         return tomllib.load(f)
 
 
+def entries(root: Path) -> list[dict]:
+    """The catalogue's entries of the repository at `root` (those with a name)."""
+    return [e for e in _catalogue(Path(root)).get("kata", []) if isinstance(e, dict) and isinstance(e.get("name"), str)]
+
+
 def names(root: Path) -> list[str]:
     """The katas of the repository at `root`, by its own catalogue."""
-    return [e["name"] for e in _catalogue(Path(root)).get("kata", []) if isinstance(e, dict) and "name" in e]
+    return [e["name"] for e in entries(root)]
 
 
 def check(root: Path) -> list[Fault]:
@@ -72,6 +77,13 @@ def check(root: Path) -> list[Fault]:
         if TEMPLATE_MARK in repr(entry):
             faults.append(Fault(entry["name"], f"its catalogue entry is still the template ({TEMPLATE_MARK})"))
     faults += _readme(root, entries)
+    from practice import dev_update
+
+    for path in dev_update.drift(root, entries):
+        rel = path.relative_to(root).as_posix()
+        owner = path.stem if path.parent.name in ("katas", "solutions") else "README.md"
+        faults.append(Fault(owner, f"{rel} is not what `kata dev update` writes from the catalogue and the "
+                                   f"references (run it)"))
     return faults
 
 

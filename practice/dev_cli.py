@@ -41,6 +41,26 @@ def dev_check_command():
     click.get_current_context().exit(1 if faults else 0)
 
 
+@dev_group.command("update")
+def dev_update_command():
+    """Write anew what is derived from one source: each stub from its reference (the question,
+    the signatures), each reference's time budget from the catalogue, the README's table of
+    katas from the catalogue. `kata dev check` reports any of them that has drifted.
+
+    \b
+    Example:
+      kata dev update                    in a clone of the repository, after editing a reference
+    """
+    from practice import dev, dev_update, paths
+
+    root = _repository()
+    written = dev_update.update(root, dev.entries(root))
+    for path in written:
+        out(f"wrote {paths.shown(path)}")
+    out(f"{len(written)} derived file{'s' if len(written) != 1 else ''} written anew" if written
+        else "every derived file is up to date")
+
+
 @dev_group.command("new")
 @click.argument("name")
 @click.option("--title", help="The kata's title (default: from its name).")

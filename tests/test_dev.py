@@ -125,3 +125,33 @@ def test_dev_new_refuses_a_kata_that_exists(tmp_path):
                          text=True, timeout=60)
     assert run.returncode == 2 and "there is a kata softmax already" in run.stderr, run.stderr
     assert sorted(p.name for p in (root / "graders" / "softmax" / "alternatives").iterdir()) == before
+
+
+def test_dev_update_writes_what_is_derived_and_dev_check_reports_drift(tmp_path):
+    root = _copy(tmp_path)
+
+    def kata(*args):
+        return subprocess.run([sys.executable, "kata.py", "dev", *args], cwd=root, capture_output=True, text=True,
+                              timeout=60)
+
+    toml = root / "katas" / "catalogue.toml"
+    text = toml.read_text()
+    start = text.index('name = "softmax"')
+    toml.write_text(text[:start] + text[start:].replace("minutes = 10", "minutes = 12", 1))
+    reference = root / "solutions" / "rope.py"
+    reference.write_text(reference.read_text().replace("), half-split pairing", "), the half-split pairing", 1))
+    check = kata("check")
+    assert check.returncode == 1
+    for what in ("softmax: solutions/softmax.py is not what `kata dev update` writes",
+                 "softmax: katas/softmax.py is not what `kata dev update` writes",
+                 "README.md: README.md is not what `kata dev update` writes",
+                 "rope: katas/rope.py is not what `kata dev update` writes"):
+        assert what in check.stdout, check.stdout
+    update = kata("update")
+    assert update.returncode == 0 and "wrote katas/rope.py" in update.stdout, update.stdout
+    assert kata("check").returncode == 0
+    assert "Time budget: 12 minutes." in (root / "katas" / "softmax.py").read_text()
+    assert "Time budget: 12 minutes." in (root / "solutions" / "softmax.py").read_text()
+    assert "| easy | 12 |" in (root / "README.md").read_text()
+    assert "(RoPE), the half-split pairing" in (root / "katas" / "rope.py").read_text()
+    assert kata("update").stdout.strip() == "every derived file is up to date"
