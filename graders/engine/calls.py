@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.domain import Explore
 from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs, laid_out, laid_out_expr
@@ -140,8 +141,7 @@ def _integer(v: Any) -> bool:
 
 
 def _kind(v: Any) -> str:
-    name = getattr(v, "type_name", None) or type(v).__name__
-    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+    return grammar.a(getattr(v, "type_name", None) or type(v).__name__)
 
 
 def _short(v: Any) -> str:

@@ -1,4 +1,5 @@
-"""One grammar for every message, the grader's and the command line's: a count with its noun
+"""One grammar for every message, the grader's and the command line's: a word with its
+article ("an OrderedDict", "a uint8"), a count with its noun
 ("1 entry", "2 entries"), a part of a whole ("3 of 8 entries", "the only entry"), a run of
 indices ("entries 0-3 of 8", "entry 0 of 2"), and a verb that agrees with its subject ("the
 weights (scores up to 1e4) differ", "the reference's weights sum", "1 of 4 checks fails").
@@ -16,6 +17,13 @@ SINGULAR = {"axis", "loss", "bias", "its", "this", "is", "was", "has", "does", "
 _PAREN = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 # Where the head of a subject ends: what follows names whose it is, where or when.
 _AFTER_HEAD = re.compile(r",| of | from | in | at | on | with | for | along | over | when | where ")
+
+
+def a(word: str) -> str:
+    """`word` with the article its sound takes: 'a list', 'an OrderedDict', 'a uint8', 'an ndarray'."""
+    w = word.lower()
+    vowel = w[:1] in "aeiou" and not w.startswith(("uint", "uni", "use", "usu", "uti", "ufunc", "one"))
+    return f"{'an' if vowel or w.startswith('nd') else 'a'} {word}"
 
 
 def plural(noun: str) -> str:

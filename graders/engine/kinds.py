@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.wording import R_LEAD, R_SHAPE, Finding, Words
 
 
@@ -61,7 +62,7 @@ def _shown(v: Any, kind: str) -> str:
 
 
 def _article(kind: str) -> str:
-    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+    return grammar.a(kind)
 
 
 def _same_value(a: Any, b: Any) -> bool:

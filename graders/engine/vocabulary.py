@@ -32,13 +32,6 @@ def tolerance(dtype: Any, extreme: bool = False) -> tuple[float, float]:
     return rtol, atol
 
 
-def a(word: str) -> str:
-    """`word` with the article its sound takes: 'a list', 'an array.array', 'a uint8'."""
-    w = word.lower()
-    vowel = w[:1] in "aeiou" and not w.startswith(("uint", "uni", "use", "usu", "uti", "ufunc", "one"))
-    return f"{'an' if vowel or w.startswith('nd') else 'a'} {word}"
-
-
 def as_array(value: Any, what: str) -> np.ndarray:
     """The attempt's result as an array, or a one-line failure if it is not one."""
     if value is None:
@@ -102,7 +95,7 @@ def expect_close(value: Any, expected: np.ndarray, what: str, dtype: Any = np.fl
         nan = np.isnan(got[idx]) or np.isnan(want[idx])  # no "by up to NaN": the values say it
         gap = "" if nan else f", by up to {_fmt(float(np.abs(got[idx] - want[idx])))}"
         shown_got, shown_want = _apart(got[idx], want[idx])
-        kind = f" ({a(str(arr.dtype))} array, expected {expected.dtype})" if (arr.dtype == np.bool_) != (
+        kind = f" ({grammar.a(str(arr.dtype))} array, expected {expected.dtype})" if (arr.dtype == np.bool_) != (
             expected.dtype == np.bool_) else ""
         raise CheckFailed(
             f"{what}{kind} {grammar.agrees(what, 'differs', 'differ')} from {against} in "

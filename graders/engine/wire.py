@@ -25,6 +25,8 @@ import operator
 import struct
 import sys
 
+from graders.engine import grammar
+
 MAX_MESSAGE = 1 << 31            # bytes in one message, either way
 MAX_DEPTH = 40                   # nesting of lists, tuples and dicts
 ARRAY_KINDS = "biufc"            # bool, integers, floats, complex: nothing else is decoded
@@ -78,14 +80,7 @@ def kind_of(value) -> str:
     else:
         name = _ARRAY_NAMES.get(id(value), (None, None))
         name = name[1] if name[0] is not None and name[0]() is value else type(value).__name__
-    return f"{'an' if _vowel_sound(name) else 'a'} {name}"
-
-
-def _vowel_sound(word: str) -> bool:
-    w = word.lower()
-    if w.startswith(("uint", "uni", "use", "usu", "uti", "ufunc", "one")):
-        return False
-    return w[:1] in ("a", "e", "i", "o", "u") or w.startswith("nd")
+    return grammar.a(name)
 
 
 class WireError(ValueError):
