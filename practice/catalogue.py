@@ -10,7 +10,9 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
+import graders
+
+ROOT = Path(graders.ROOT)
 CATALOGUE = ROOT / "katas" / "catalogue.toml"
 DIFFICULTIES = ("easy", "medium", "hard")
 # The path through the katas, in the order `kata list` shows it.

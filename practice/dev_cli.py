@@ -77,7 +77,7 @@ def dev_new_command(name, title, minutes):
     Example:
       kata dev new alibi --title "ALiBi position biases" --minutes 25
     """
-    from practice import dev, dev_new, paths
+    from practice import dev_new, paths
 
     root = _repository()
     if not name.isidentifier() or name != name.lower():

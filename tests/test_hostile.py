@@ -259,9 +259,12 @@ def test_ctrl_c_while_kata_loads_or_grades_exits_130_without_a_traceback(subproc
     slow = tmp_path / "softmax.py"
     slow.write_text("import time\ntime.sleep(5)\n" + GOOD)  # kata is still waiting for its report at 0.3 s
     for delay in (0.02, 0.3):  # while kata imports its modules, and while it waits for a report
-        code = (f"import os, signal, sys, threading\n"
+        # the signal is sent `delay` after kata's import began (the harness's own lines do not count)
+        code = (f"import os, signal, sys, threading, time\n"
                 f"sys.argv = ['kata', 'check', 'softmax', '--file', {str(slow)!r}]\n"
-                f"t = threading.Timer({delay}, os.kill, (os.getpid(), signal.SIGINT))\nt.daemon = True\nt.start()\n"
+                f"def interrupt():\n    while 'kata' not in sys.modules:\n        time.sleep(0.001)\n"
+                f"    time.sleep({delay})\n    os.kill(os.getpid(), signal.SIGINT)\n"
+                f"threading.Thread(target=interrupt, daemon=True).start()\n"
                 f"import kata\nkata.cli(prog_name='kata')\n")
         r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=subprocess_env, capture_output=True, timeout=60)
         assert r.returncode == 130 and b"Traceback" not in r.stderr, (delay, r.stderr)

@@ -37,7 +37,6 @@ import sys
 from graders.engine import imports, seccomp
 from graders.engine.whitelist import environment
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROCESSES = 128                  # processes and threads the attempt may add
 FILE_BYTES = 256 << 20
 SYSTEM_DIRS = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/dev", "/proc",

@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+import graders
+
+ROOT = Path(graders.ROOT)
 GRADERS = ROOT / "graders"
 
 

@@ -36,7 +36,8 @@ import time
 import weakref
 from dataclasses import dataclass
 
-from graders.engine import boot, confine, memory, tree
+import graders
+from graders.engine import boot, memory, tree
 from graders.engine.arena import Arena
 from graders.engine.protocol import (Channel, Done, Fetch, Forget, Go, Load, Loaded, Poke, Run, Twin,
                                      request_bytes)
@@ -44,7 +45,6 @@ from graders.engine.whitelist import environment
 from graders.engine.wire import WireError, decode, visible
 from graders.engine.worker import decode_source
 
-ROOT = confine.ROOT
 KEEP_OUTPUT = 8000          # bytes of printed output kept (the tail)
 LINUX = sys.platform.startswith("linux")
 CRASHES = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT", "SIGSYS", "SIGTRAP")
@@ -141,7 +141,7 @@ class Zygote:
                               "tempdir": tempfile.gettempdir()})
         env = environment(os.environ)
         self.proc = subprocess.Popen(
-            [sys.executable, "-S", "-s", "-c", boot.BOOT, ROOT, numpy_parent, str(theirs.fileno()), options],
+            [sys.executable, "-S", "-s", "-c", boot.BOOT, graders.ROOT, numpy_parent, str(theirs.fileno()), options],
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, env=env, start_new_session=True, cwd="/")
         theirs.close()

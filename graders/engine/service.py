@@ -33,7 +33,8 @@ import subprocess
 import sys
 from typing import TypedDict
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from graders import ROOT
+
 # The judge's start: the project and NumPy's folder on sys.path (given on its command line),
 # then serve(). Nothing else of the environment `kata` runs in reaches it (see `environment`).
 BOOT = "import sys; sys.path[:0] = sys.argv[1:]; from graders.engine.service import serve; serve()"
@@ -76,7 +77,7 @@ class Service:
     def __init__(self, hints: list[str] = ()):
         """`hints`: words that may name the kata about to be graded (the command line's):
         its grader is loaded ahead of the job."""
-        paths = [ROOT] + [p for p in sys.path if p and os.path.isdir(p) and p != ROOT]
+        paths = [ROOT] + [p for p in sys.path if p and os.path.isdir(p) and p != ROOT]  # the project first
         # -S: no site module; the judge finds NumPy and the project on the path it is given.
         # Started before anything else is imported here: it imports NumPy meanwhile.
         # Unbuffered: a message read from the pipe is read whole, so that select() tells what remains.
@@ -136,7 +137,7 @@ class Service:
             if _stopped(self.proc.pid):
                 os.kill(self.proc.pid, signal.SIGCONT)
             self.proc.wait(timeout=1.0)
-        except (subprocess.TimeoutExpired, OSError):
+        except (subprocess.TimeoutExpired, OSError, KeyboardInterrupt):  # Ctrl-C here: it is killed at once
             try:
                 self.proc.kill()
             except OSError:
