@@ -18,13 +18,14 @@ Text is never parsed as rich markup: messages hold brackets (`[B=1, T=2]`) of th
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 
 from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
+
+from graders.engine.wire import control_characters, escaped
 
 UNBOUNDED = 10_000  # the width of a pipe: nothing is wrapped or cut
 
@@ -82,13 +83,8 @@ def can_encode(text: str, err: bool = False) -> bool:
         return False
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_NAMED = {"\r": "\\r", "\x1b": "\\x1b"}
-
-
-def _escape(match) -> str:
-    c = match.group()
-    return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+_CONTROL = control_characters(kept="\n\t")  # a terminal's output keeps its lines and tabs
+_escape = escaped
 
 
 def visible(part: Text | str) -> Text | str:

@@ -52,25 +52,36 @@ class Kept:
         self.call, self.path = call, tuple(path)
 
 
-_CONTROL = None
+# Every character that can move a terminal's cursor, start a line or reorder text: C0, DEL, C1,
+# and Unicode's direction marks and line separators.
+_CONTROL_CLASS = "\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_PATTERNS: dict = {}
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def control_characters(kept: str = ""):
+    """The pattern of every control character but those in `kept` (a terminal's output keeps
+    its newlines and tabs, say)."""
+    pattern = _PATTERNS.get(kept)
+    if pattern is None:
+        import re
+
+        keep = f"(?![{re.escape(kept)}])" if kept else ""
+        pattern = _PATTERNS[kept] = re.compile(f"{keep}[{_CONTROL_CLASS}]")
+    return pattern
+
+
+def escaped(match) -> str:
+    """The escape that shows a control character matched by `control_characters`: \\x1b, \\n."""
+    c = match.group()
+    return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
 
 
 def visible(text: str) -> str:
     r"""`text` with every control character shown as its escape (`\x1b`, `\n`): text the
     attempt chose (a type's name, a repr) that a message quotes can then neither move the
     cursor nor start a line of its own."""
-    global _CONTROL
-    if _CONTROL is None:
-        import re
-
-        _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-    return _CONTROL.sub(_escape, text)
-
-
-def _escape(match) -> str:
-    c = match.group()
-    return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+    return control_characters().sub(escaped, text)
 
 
 def kind_of(value) -> str:
