@@ -183,7 +183,7 @@ def expect_styles(impl, ex: Explore, new: Inputs, case: dict, ref) -> None:
     ordered = [full[p.name] for p in params if p.name in full]
     variants = [("every argument passed positionally", tuple(fresh_generators(ordered)), {}),
                 ("every argument passed by keyword", (), fresh_generators(dict(full)))]
-    left = [p.name for p in defaults if full[p.name] is p.default or _equal(full[p.name], p.default)]
+    left = [p.name for p in defaults if full[p.name] is p.default or equal(full[p.name], p.default)]
     if left:
         variants.append((f"{_listed(left)} left out, so the default{'s apply' if len(left) > 1 else ' applies'}",
                          *split(fresh_generators({k: v for k, v in full.items() if k not in left}), params)))
@@ -195,7 +195,8 @@ def _no_answer(source: str, raised: AttemptRaised) -> str:
     return f"{source} raised {raised.original.type_name}, so there is no answer to compare the other calls with"
 
 
-def _equal(a, b) -> bool:
+def equal(a, b) -> bool:
+    """The same value, of the same type (a scalar, a string: what `==` says of them)."""
     try:
         return type(a) is type(b) and bool(a == b)
     except Exception:

@@ -258,7 +258,7 @@ def _call_neighbours(one: Failing, ref, domain) -> list[list[Neighbour]]:
         params = {}
     for k, v in one.call.kwargs.items():
         p = params.get(k)
-        if p is None or p.default is inspect.Parameter.empty or _same_value(v, p.default):
+        if p is None or p.default is inspect.Parameter.empty or make.equal(v, p.default):
             continue
         if isinstance(v, (np.ndarray, np.random.Generator)):
             continue
@@ -291,13 +291,6 @@ def _magnitude(ex, named: dict, data: str, factor: float, scaled: bool = False) 
         what, top = data, float(np.max(np.abs(finite))) if finite.size else 0.0
     amount = f"{what} up to {top:.2g} in magnitude"
     return f"{data} scaled by {factor:g} ({amount})" if scaled else amount
-
-
-def _same_value(a, b) -> bool:
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:
-        return False
 
 
 def _call_passes(n: Neighbour, call: Call, other, ref) -> bool:
