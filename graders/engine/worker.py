@@ -60,6 +60,8 @@ class Worker:
         self.kept_args: dict[int, tuple] = {}    # argument objects kept for a later call, by call id
         self.shares = keeping.shares             # bound before the attempt runs, as the codec is
         self.reported, self.n_modules, self.own = 0, 0, {"__main__"}
+        # the requests answered with one reply (protocol.Load, Fetch, Poke, Forget)
+        self.answers = {"load": self.op_load, "fetch": self.op_fetch, "poke": self.op_poke, "forget": self.op_forget}
         os.register_at_fork(after_in_child=self._forked)
 
     def _forked(self) -> None:
@@ -82,8 +84,8 @@ class Worker:
             elif op == "run":
                 for call in request.get("calls", []):
                     self.send(self.answer(lambda: self.op_call(call), call.get("id", 0)))
-            elif op in ("load", "fetch", "poke", "forget"):
-                self.send(self.answer(lambda: getattr(self, "op_" + op)(request), 0))
+            elif op in self.answers:
+                self.send(self.answer(lambda: self.answers[op](request), 0))
             else:
                 self.send({"error": f"an unknown request {visible(op)[:40]!r}"})
 
