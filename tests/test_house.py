@@ -102,3 +102,26 @@ def test_the_command_line_imports_the_projects_modules_by_their_names():
                 if whole.split(".")[0] in PARTS[1:] and a.asname and a.asname != a.name.rpartition(".")[2]:
                     renamed.append(f"{path.name}: {whole} as {a.asname}")
     assert renamed == []
+
+
+def private_imports(source: str) -> list[str]:
+    """`module import name` for each underscore name imported from one of the project's modules."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PARTS[1:] + ("kata",):
+            found += [f"{node.module} import {a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_modules_private_name():
+    """`from graders.engine.wording import _Words` reaches into another module: what modules
+    share is public (no underscore), and each module's underscore names are its own."""
+    private = [f"{name}: from {found}" for name, path in project_modules().items()
+               for found in private_imports(path.read_text(encoding="utf-8"))]
+    assert private == []
+
+
+def test_the_private_import_finder_finds_one():
+    source = "from graders.engine.wording import _Words, Words\nfrom practice import render\nfrom os import _exit\n"
+    assert private_imports(source) == ["graders.engine.wording import _Words"]

@@ -77,7 +77,7 @@ def rope_interleaved(x, pos, odd_sign=1.0):
 
 # ----------------------------------------------------------------------------- independent checks
 
-def _close(a, b, rtol=1e-6, atol=1e-9):
+def close_entries(a, b, rtol=1e-6, atol=1e-9):
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         return False
@@ -94,35 +94,35 @@ def confirm(f, got, want, inputs=None):
         with np.errstate(divide="ignore"):
             L = d[0] * np.log(W)
         E = np.exp(L - L.max(axis=-1, keepdims=True))
-        return _close(G, E / E.sum(axis=-1, keepdims=True))
+        return close_entries(G, E / E.sum(axis=-1, keepdims=True))
     if f.kind == "transpose" or f.kind == "transposed_shape":
-        return _close(G, np.transpose(W, d[0]))
+        return close_entries(G, np.transpose(W, d[0]))
     if f.kind == "permutation":
         k, perm = d
         return sorted(perm) == list(range(W.shape[k])) and list(perm) != sorted(perm) and \
-            _close(G, np.take(W, perm, axis=k))
+            close_entries(G, np.take(W, perm, axis=k))
     if f.kind == "same_slice":
         k, s = d
-        return _close(G, np.take(W, [s] * W.shape[k], axis=k))
+        return close_entries(G, np.take(W, [s] * W.shape[k], axis=k))
     if f.kind == "shift":
         k, s, wraps = d
         g, w = np.moveaxis(G, k, 0), np.moveaxis(W, k, 0)
-        ok = _close(g[1:], w[:-1]) if s == 1 else _close(g[:-1], w[1:])
-        return ok and (not wraps or _close(G, np.roll(W, s, axis=k)))
+        ok = close_entries(g[1:], w[:-1]) if s == 1 else close_entries(g[:-1], w[1:])
+        return ok and (not wraps or close_entries(G, np.roll(W, s, axis=k)))
     if f.kind == "factor":
-        return _close(G, d[0] * W)
+        return close_entries(G, d[0] * W)
     if f.kind == "negated":
-        return _close(G, -W)
+        return close_entries(G, -W)
     if f.kind == "zero":
-        return _close(G, np.zeros_like(G))
+        return close_entries(G, np.zeros_like(G))
     if f.kind == "offset":
-        return _close(G, W + d[0])
+        return close_entries(G, W + d[0])
     if f.kind in ("plus_input", "minus_input", "input"):
         name, sign = d
         x = np.asarray(inputs[name], dtype=np.float64)
-        return _close(G, W + sign * x) if sign else _close(G, x)
+        return close_entries(G, W + sign * x) if sign else close_entries(G, x)
     if f.kind == "renormalised":
-        return _close(G, W / W.sum(axis=d[0], keepdims=True))
+        return close_entries(G, W / W.sum(axis=d[0], keepdims=True))
     if f.kind == "constant":
         return np.all(G == d[0]) and np.all(W == W.flat[0])
     if f.kind == "sums":
@@ -150,21 +150,21 @@ def confirm(f, got, want, inputs=None):
                     "indices": lambda: list(d[1])}[f.kind]()
         return idx == expected
     if f.kind == "ratio":
-        return _close(G, d[0] * W)
+        return close_entries(G, d[0] * W)
     if f.kind == "difference":
-        return _close(G, W + d[0])
+        return close_entries(G, W + d[0])
     if f.kind == "opposite_sign":
-        return _close(G, -W)
+        return close_entries(G, -W)
     if f.kind == "rolled":
         k, s = d
-        return _close(G, np.roll(W, s, axis=k))
+        return close_entries(G, np.roll(W, s, axis=k))
     if f.kind in ("floor", "ceiling"):
-        return _close(G, (np.maximum if f.kind == "floor" else np.minimum)(W, d[0])) and not _close(G, W)
+        return close_entries(G, (np.maximum if f.kind == "floor" else np.minimum)(W, d[0])) and not close_entries(G, W)
     if f.kind == "slice_factor":
         k = d[0]
         g, w = np.moveaxis(G, k, -1), np.moveaxis(W, k, -1)
         c = (g * w).sum(axis=-1, keepdims=True) / (w * w).sum(axis=-1, keepdims=True)
-        return _close(g, c * w) and np.ptp(c) > 0
+        return close_entries(g, c * w) and np.ptp(c) > 0
     if f.kind == "count":
         ok = np.isclose(G, W, rtol=1e-6, atol=1e-9, equal_nan=True)
         return int(ok.sum()) == d[0] and ok.size == d[1]

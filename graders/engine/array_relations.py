@@ -11,14 +11,30 @@ from typing import Any
 import numpy as np
 
 from graders.engine import grammar
-from graders.engine.wording import (Finding, MAX_AXIS_PERMS, R_AXES, R_CONSTANT, R_COUNT, R_FACTOR, R_INPUT,
-                                    R_OFFSET, R_PATTERN, R_PERM, R_RENORM, R_SHIFT, R_SUMS, SUM_TOL, _Words,
-                                    _listing, _num, _shape)
-
+from graders.engine.wording import (
+    MAX_AXIS_PERMS,
+    R_AXES,
+    R_CONSTANT,
+    R_COUNT,
+    R_FACTOR,
+    R_INPUT,
+    R_OFFSET,
+    R_PATTERN,
+    R_PERM,
+    R_RENORM,
+    R_SHIFT,
+    R_SUMS,
+    SUM_TOL,
+    Finding,
+    Words,
+    listing,
+    num_text,
+    shape_text,
+)
 
 # ----------------------------------------------------------------------------- values
 
-def _to_array(x: Any) -> np.ndarray | None:
+def to_array(x: Any) -> np.ndarray | None:
     """`x` as a float64 array, or None when it is not numbers (None, strings, objects, complex)."""
     try:
         if x is None or isinstance(x, (str, bytes, dict)):
@@ -41,15 +57,15 @@ def _to_array(x: Any) -> np.ndarray | None:
         return None
 
 
-def _close(a: np.ndarray, b: np.ndarray, w: "_Words") -> np.ndarray:
+def close_entries(a: np.ndarray, b: np.ndarray, w: "Words") -> np.ndarray:
     """Entry by entry: `a` within tolerance of `b` (the reference side); NaN matches NaN and
     an infinity the same infinity."""
     with np.errstate(all="ignore"):
         return np.isclose(a, b, rtol=w.rtol, atol=w.atol, equal_nan=True)
 
 
-def _all_close(a: np.ndarray, b: np.ndarray, w: "_Words") -> bool:
-    return a.shape == b.shape and bool(np.all(_close(a, b, w)))
+def all_close(a: np.ndarray, b: np.ndarray, w: "Words") -> bool:
+    return a.shape == b.shape and bool(np.all(close_entries(a, b, w)))
 
 
 def _both_nonfinite(G: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -58,14 +74,14 @@ def _both_nonfinite(G: np.ndarray, W: np.ndarray) -> np.ndarray:
         return (np.isnan(G) & np.isnan(W)) | (np.isinf(G) & (G == W))
 
 
-def _holds(G: np.ndarray, pred: np.ndarray, ignored: np.ndarray, w: "_Words") -> bool:
-    return bool(np.all(_close(G, pred, w) | ignored))
+def _holds(G: np.ndarray, pred: np.ndarray, ignored: np.ndarray, w: "Words") -> bool:
+    return bool(np.all(close_entries(G, pred, w) | ignored))
 
 
 EXPLAINS = 0.1  # a fitted relation must leave at most this share of the largest difference
 
 
-def _explains(G: np.ndarray, pred: np.ndarray, W: np.ndarray, ignored: np.ndarray, w: "_Words") -> bool:
+def _explains(G: np.ndarray, pred: np.ndarray, W: np.ndarray, ignored: np.ndarray, w: "Words") -> bool:
     """`pred` (a relation fitted to the answers) holds within tolerance and accounts for the
     difference: what it leaves is a tenth of what there was at most. A difference at the
     edge of the tolerance is otherwise "explained" by any constant that halves it."""
@@ -131,7 +147,7 @@ def _projection_weights(m: int) -> np.ndarray:
     return 1.0 + (np.arange(m, dtype=np.float64) * _GOLDEN) % 1.0
 
 
-def _slice_map(Gk: np.ndarray, Wk: np.ndarray, w: "_Words") -> np.ndarray | None:
+def _slice_map(Gk: np.ndarray, Wk: np.ndarray, w: "Words") -> np.ndarray | None:
     """For rows Gk[i] and Wk[j] (slices along one axis, flattened): the j that each Gk[i]
     matches, when each matches exactly one; else None. Candidates come from a projection
     (two matching slices project within a computable bound of each other), so only few
@@ -162,7 +178,7 @@ def _slice_map(Gk: np.ndarray, Wk: np.ndarray, w: "_Words") -> np.ndarray | None
     starts = np.repeat(lo - (np.cumsum(counts) - counts), counts)
     I = np.repeat(np.arange(n), counts)
     J = order[np.arange(total) + starts]
-    ok = _close(Gk[I], Wk[J], w).all(axis=1)
+    ok = close_entries(Gk[I], Wk[J], w).all(axis=1)
     per = np.bincount(I[ok], minlength=n)
     if np.any(per != 1):
         return None
@@ -178,12 +194,12 @@ def _flat_along(a: np.ndarray, k: int) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- relations (same shape)
 
-def _transposition(G, W, w: _Words) -> tuple | None:
+def transposition(G, W, w: Words) -> tuple | None:
     """The order of W's axes (as for np.transpose) that makes it G, other than the identity."""
-    return next((p for p in _axis_perms(W.shape, G.shape) if _all_close(G, np.transpose(W, p), w)), None)
+    return next((p for p in _axis_perms(W.shape, G.shape) if all_close(G, np.transpose(W, p), w)), None)
 
 
-def _swapped(p: tuple, w: _Words) -> str | None:
+def swapped_axes(p: tuple, w: Words) -> str | None:
     """The axes a transposition `p` swaps, in words; None when it does more than one swap."""
     swap, nd = _swap_of(p), len(p)
     if swap == (nd - 2, nd - 1):
@@ -191,16 +207,16 @@ def _swapped(p: tuple, w: _Words) -> str | None:
     return w.axes_pair(*swap) if swap else None
 
 
-def _axes_relation(G, W, w: _Words) -> list[Finding]:
-    p = _transposition(G, W, w)
+def axes_relation(G, W, w: Words) -> list[Finding]:
+    p = transposition(G, W, w)
     if p is None:
         return []
-    swapped = _swapped(p, w)
-    how = f"{swapped} swapped" if swapped else f"its axes in the order {_shape(p)}"
+    swapped = swapped_axes(p, w)
+    how = f"{swapped} swapped" if swapped else f"its axes in the order {shape_text(p)}"
     return [Finding(R_AXES, "transpose", f"{w.subject} {w.verb('is', 'are')} {w.ref} with {how}", (p,))]
 
 
-def _along_axis_relations(G, W, w: _Words) -> list[Finding]:
+def along_axis_relations(G, W, w: Words) -> list[Finding]:
     out: list[Finding] = []
     for k in range(G.ndim):
         n = G.shape[k]
@@ -243,23 +259,23 @@ def _along_axis_relations(G, W, w: _Words) -> list[Finding]:
     return out
 
 
-def _shift(Gk, Wk, w: _Words) -> int:
+def _shift(Gk, Wk, w: Words) -> int:
     """+1 when Gk[i] == Wk[i-1] for every i >= 1, -1 when Gk[i] == Wk[i+1] for every i < n-1,
     provided the reference's neighbouring slices differ (else the claim says nothing)."""
     n = Gk.shape[0]
     if n < 3 or Gk.shape[1] == 0:
         return 0
-    distinct = ~_close(Wk[1:], Wk[:-1], w).all(axis=1)
+    distinct = ~close_entries(Wk[1:], Wk[:-1], w).all(axis=1)
     if not np.all(distinct):
         return 0
-    if _close(Gk[1:], Wk[:-1], w).all():
+    if close_entries(Gk[1:], Wk[:-1], w).all():
         return 1
-    if _close(Gk[:-1], Wk[1:], w).all():
+    if close_entries(Gk[:-1], Wk[1:], w).all():
         return -1
     return 0
 
 
-def _shift_finding(k: int, s: int, wraps: bool, w: _Words) -> Finding:
+def _shift_finding(k: int, s: int, wraps: bool, w: Words) -> Finding:
     src = "i-1" if s == 1 else "i+1"
     text = (f"{w.subject} {w.verb('is', 'are')} {w.ref} shifted by one position along {w.ax(k)}: "
             f"entry i holds entry {src} of {w.ref}")
@@ -268,7 +284,7 @@ def _shift_finding(k: int, s: int, wraps: bool, w: _Words) -> Finding:
     return Finding(R_SHIFT, "shift", text, (k, s, wraps))
 
 
-def _value_relations(G, W, w: _Words, inputs: dict[str, np.ndarray]) -> list[Finding]:
+def value_relations(G, W, w: Words, inputs: dict[str, np.ndarray]) -> list[Finding]:
     out: list[Finding] = []
     ignored = _both_nonfinite(G, W)
     fin = np.isfinite(G) & np.isfinite(W)
@@ -302,7 +318,7 @@ def _value_relations(G, W, w: _Words, inputs: dict[str, np.ndarray]) -> list[Fin
                 if named and known == -1.0:
                     out.append(Finding(R_FACTOR, "negated", f"{subj} {w.verb('is', 'are')} {ref} negated", (-1.0,)))
                 else:
-                    say = w.number(known) if named else _num(c)
+                    say = w.number(known) if named else num_text(c)
                     out.append(Finding(R_FACTOR, "factor", f"{subj} {equals} {ref} times {say}",
                                        (known if named else c,)))
 
@@ -316,21 +332,21 @@ def _value_relations(G, W, w: _Words, inputs: dict[str, np.ndarray]) -> list[Fin
             if named or (n_fin >= 2 and not w_constant):
                 explained = True
                 sign = "plus" if c > 0 else "minus"
-                say = w.number(known, generic=False) if named else _num(abs(c))
+                say = w.number(known, generic=False) if named else num_text(abs(c))
                 out.append(Finding(R_OFFSET, "offset", f"{subj} {equals} {ref} {sign} {say} everywhere",
                                    (math.copysign(known, c) if named else c,)))
 
     # the reference is one number everywhere: say what each is
     if not explained and w_constant and fin.all():
         if np.all(G == G.flat[0]):
-            out.append(Finding(R_CONSTANT, "constant", f"{subj} {w.verb('is', 'are')} {_num(G.flat[0])} everywhere "
-                               f"where {ref} is {_num(W.flat[0])} everywhere", (float(G.flat[0]),)))
+            out.append(Finding(R_CONSTANT, "constant", f"{subj} {w.verb('is', 'are')} {num_text(G.flat[0])} everywhere "
+                               f"where {ref} is {num_text(W.flat[0])} everywhere", (float(G.flat[0]),)))
 
     # an input of the call
     for name, A in inputs.items():
         if A.shape != G.shape or not np.any(np.abs(A[np.isfinite(A)]) > w.atol):
             continue
-        if _all_close(G, A, w):
+        if all_close(G, A, w):
             out.append(Finding(R_INPUT, "input", f"{subj} {equals} the input {name}", (name, 0)))
             continue
         with np.errstate(all="ignore"):
@@ -362,7 +378,7 @@ def _value_relations(G, W, w: _Words, inputs: dict[str, np.ndarray]) -> list[Fin
     return out
 
 
-def _tempered_relation(G, W, w: _Words) -> list[Finding]:
+def tempered_relation(G, W, w: Words) -> list[Finding]:
     """Both are distributions along the last axis and the output is the reference's at another
     temperature: G is softmax(c * log W) along the last axis, for one c (a wrong scale of the
     scores before a softmax, say), zero where W is. c is fitted on the entries where both are
@@ -404,7 +420,7 @@ def _sums_to_one(a: np.ndarray) -> bool:
     return bool(np.all(np.abs(a.sum(axis=-1) - 1.0) <= 1e-5))
 
 
-def _sums_relation(G, W, w: _Words) -> list[Finding]:
+def sums_relation(G, W, w: Words) -> list[Finding]:
     if G.ndim == 0 or not (np.all(np.isfinite(G)) and np.all(np.isfinite(W))):
         return []
     tol = max(SUM_TOL, w.rtol)
@@ -430,7 +446,7 @@ _TRIANGLES = (
 )
 
 
-def _pattern(M: np.ndarray, w: _Words) -> list[Finding]:
+def agreement_pattern(M: np.ndarray, w: Words) -> list[Finding]:
     """Where the two agree, when that is a recognisable pattern; else how many entries."""
     n_ok, total = int(M.sum()), M.size
     if n_ok == 0 or n_ok == total:
@@ -460,7 +476,7 @@ def _pattern(M: np.ndarray, w: _Words) -> list[Finding]:
     return [Finding(R_COUNT, "count", f"{subj} {agrees} with {ref} on {n_ok} of {total} entries", (n_ok, total))]
 
 
-def _axis_pattern(k: int, n: int, m: int, A: np.ndarray, w: _Words, last: bool) -> Finding | None:
+def _axis_pattern(k: int, n: int, m: int, A: np.ndarray, w: Words, last: bool) -> Finding | None:
     """The indices along axis k where every entry agrees, all others differing everywhere:
     halves and even/odd indices (of the last axis), first or last k, or a list."""
     idx = [int(i) for i in np.flatnonzero(A)]
@@ -482,7 +498,7 @@ def _axis_pattern(k: int, n: int, m: int, A: np.ndarray, w: _Words, last: bool) 
         return Finding(R_PATTERN, "prefix" if prefix else "suffix", text, (k, kk))
     if last and kk >= 2 and idx in (list(range(0, n, 2)), list(range(1, n, 2))):
         parity, other = ("even", "odd") if idx[0] == 0 else ("odd", "even")
-        text = (f"along {ax}, only the {parity}-numbered {many} of {subj} ({_listing(idx)}) agree with {ref}; "
+        text = (f"along {ax}, only the {parity}-numbered {many} of {subj} ({listing(idx)}) agree with {ref}; "
                 f"the {other}-numbered ones differ")
         return Finding(R_PATTERN, parity, text, (k,))
     if m < 2 and not (prefix or suffix):
@@ -490,6 +506,6 @@ def _axis_pattern(k: int, n: int, m: int, A: np.ndarray, w: _Words, last: bool) 
     if kk == 1:
         text = f"along {ax}, only {one} {idx[0]} of {subj} agrees with {ref}; "
     else:
-        text = f"along {ax}, {many} {_listing(idx)} of {subj} agree with {ref}; "
-    text += f"{one} {rest[0]} differs" if len(rest) == 1 else f"{many} {_listing(rest)} differ"
+        text = f"along {ax}, {many} {listing(idx)} of {subj} agree with {ref}; "
+    text += f"{one} {rest[0]} differs" if len(rest) == 1 else f"{many} {listing(rest)} differ"
     return Finding(R_PATTERN, "indices", text, (k, tuple(idx)))

@@ -21,13 +21,14 @@ from typing import Any
 import numpy as np
 
 from graders.engine import calls as make
-from graders.engine.contrast import error_ratio
 from graders.engine.call_text import plain
+from graders.engine.contrast import error_ratio
 from graders.engine.failures import AttemptRaised, CheckFailed
 from graders.engine.inputs import literal
 from graders.engine.recorder import Call, Raised, clone
 from graders.engine.repros import expected_lines, history_repro
 from graders.engine.sandbox import AttemptGone
+from graders.engine.wording import shape_text
 
 CANDIDATES = 6      # earlier calls tried at most, each in a new process
 ARRAY_ENTRIES = 64  # arrays written out in a history repro up to this many entries
@@ -147,7 +148,7 @@ def shared(earlier: Call, call: Call, params: list[str] = ()) -> tuple[str, str]
     for a in mine:
         for b in theirs:
             if a.shape != b.shape and a.dtype == b.dtype and a.size == b.size and a.tobytes() == b.tobytes():
-                return "bytes", f"the same bytes in another shape ({_shape(b.shape)} then {_shape(a.shape)})"
+                return "bytes", f"the same bytes in another shape ({shape_text(b.shape)} then {shape_text(a.shape)})"
     if same_fn and [a.size for a in mine] == [a.size for a in theirs]:
         return "size", "the same numbers of entries in other shapes"
     if same_fn:
@@ -155,7 +156,7 @@ def shared(earlier: Call, call: Call, params: list[str] = ()) -> tuple[str, str]
                 and a.shape == _arg(earlier, key).shape]
         if both:
             names = [params[k] if isinstance(k, int) and k < len(params) else str(k) for k in both]
-            shapes = ", ".join(f"{n} {_shape(_arg(call, k).shape)}" for n, k in zip(names, both))
+            shapes = ", ".join(f"{n} {shape_text(_arg(call, k).shape)}" for n, k in zip(names, both))
             return "argument", f"the shape of {shapes}, with other values, and other shapes of the rest"
     if same_fn:
         return "function", "the function only, at other sizes"
@@ -170,10 +171,6 @@ def _arg(call: Call, key) -> Any:
     if isinstance(key, int):
         return call.args[key] if key < len(call.args) else None
     return call.kwargs.get(key)
-
-
-def _shape(shape: tuple) -> str:
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
 def returned(call: Call, earlier: Call | None, ref) -> str:

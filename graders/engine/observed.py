@@ -98,13 +98,13 @@ def _about(ref, domain, call: Call, case: dict) -> list[str]:
     named = {**dict(zip(params, call.args)), **call.kwargs}
     inputs = {k: v for k, v in named.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
     rtol, atol = tolerance(next((v.dtype for v in inputs.values()), np.float64))
-    sentences = observe(call.outcome, want, inputs=inputs, constants=_constants(ex, case, named),
+    sentences = observe(call.outcome, want, inputs=inputs, constants=known_constants(ex, case, named),
                         what=f"the result of {call.source}", rtol=rtol, atol=atol,
                         names=ex.outputs if ex else (), axes=ex.axes if ex else None)
     return sentences
 
 
-def _constants(ex, case: dict, named: dict) -> dict:
+def known_constants(ex, case: dict, named: dict) -> dict:
     """Numbers of the case a wrong factor may be: the domain's own, else every whole-number size
     of the case and argument, and its square root."""
     if ex is not None and ex.constants is not None:

@@ -188,7 +188,7 @@ def _nbytes(obj: Any) -> int:
 
 def _held(value: Any) -> Any:
     """What a recorded call keeps of its arguments: the arrays themselves (the check must not
-    change them afterwards: see _intact), fresh containers, and a copy of any Generator, whose
+    change them afterwards: see intact), fresh containers, and a copy of any Generator, whose
     state moves on as the attempt draws."""
     kind = type(value)
     if kind is tuple:
@@ -202,7 +202,7 @@ def _held(value: Any) -> Any:
     return value
 
 
-def _intact(call: Call) -> bool:
+def intact(call: Call) -> bool:
     """The arguments a recorded call keeps are still as they were sent."""
     sent = [*enumerate(call.args), *call.kwargs.items()]
     return all(digest(v) == call.digests[key] for key, v in sent if key in call.digests)
@@ -225,7 +225,7 @@ def clone(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def _differs(a: Any, b: Any) -> bool:
+def value_differs(a: Any, b: Any) -> bool:
     """True when `b` is not the same value as `a`: arrays by shape, dtype and content,
     containers part by part. Anything else counts as unchanged: a number or a string cannot
     be changed in place, and an object the attempt returned is decoded afresh each time."""
@@ -238,9 +238,9 @@ def _differs(a: Any, b: Any) -> bool:
     if isinstance(a, np.random.Generator):
         return False  # a Generator's state is meant to move
     if isinstance(a, (list, tuple)):
-        return type(a) is not type(b) or len(a) != len(b) or any(_differs(x, y) for x, y in zip(a, b))
+        return type(a) is not type(b) or len(a) != len(b) or any(value_differs(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
-        return not isinstance(b, dict) or list(a) != list(b) or any(_differs(a[k], b[k]) for k in a)
+        return not isinstance(b, dict) or list(a) != list(b) or any(value_differs(a[k], b[k]) for k in a)
     return False
 
 
@@ -250,7 +250,7 @@ def _changed_parts(name: str, old: Any, new: Any) -> list[str]:
         return [p for k in old for p in _changed_parts(f"{name}[{k!r}]", old[k], new[k])]
     if isinstance(old, (list, tuple)) and type(old) is type(new) and len(old) == len(new):
         return [p for i, (o, n) in enumerate(zip(old, new)) for p in _changed_parts(f"{name}[{i}]", o, n)]
-    return [name] if _differs(old, new) else []
+    return [name] if value_differs(old, new) else []
 
 
 def _move_generators(sent: Any, after: Any) -> None:
@@ -338,7 +338,7 @@ class Recorded:
         for key, now in [*enumerate(seen_args), *seen_kwargs.items()]:
             now = done.changed.get(key, now)  # replaced entries, reshaped arrays: as the attempt's process sent them
             sent = args[key] if isinstance(key, int) else kwargs[key]
-            if key in call.digests and _differs(sent, now):
+            if key in call.digests and value_differs(sent, now):
                 changed[key] = clone(now)
         for key, now in changed.items():
             sent = args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key)

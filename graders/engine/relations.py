@@ -32,22 +32,47 @@ from typing import Any
 
 import numpy as np
 
-from graders.engine.array_relations import (_all_close, _along_axis_relations, _axes_relation, _close, _pattern,
-                                            _sums_relation, _swapped, _tempered_relation, _to_array,
-                                            _transposition, _value_relations)
+from graders.engine.array_relations import (
+    agreement_pattern,
+    all_close,
+    along_axis_relations,
+    axes_relation,
+    close_entries,
+    sums_relation,
+    swapped_axes,
+    tempered_relation,
+    to_array,
+    transposition,
+    value_relations,
+)
 from graders.engine.kinds import key_relations, sizes_relation, type_relation
 from graders.engine.masks import mask_relation
 from graders.engine.scales import clipped, slice_factors
-from graders.engine.wording import (Finding, MAX_SENTENCES, R_CONSTANT, R_FACTOR, R_LEAD, R_OFFSET, R_SHAPE,
-                                    R_SWAPPED_PARTS, _Words, _bare, _constants, _is_plural, _listing,
-                                    _ordinal, _shape, number_text)
+from graders.engine.wording import (
+    MAX_SENTENCES,
+    R_CONSTANT,
+    R_FACTOR,
+    R_LEAD,
+    R_OFFSET,
+    R_SHAPE,
+    R_SWAPPED_PARTS,
+    Finding,
+    Words,
+    bare_name,
+    is_plural,
+    known_constants,
+    listing,
+    number_text,
+    ordinal_output,
+    shape_text,
+)
 
 __all__ = ["observe", "Finding", "findings"]
 
 
 # ----------------------------------------------------------------------------- one output
 
-def _scalar(g: float, v: float, w: _Words, every: bool = False) -> list[Finding]:
+def _scalar(g: float, v: float, w: Words, every: bool = False) -> list[Finding]:
     if not (math.isfinite(g) and math.isfinite(v)):
         return []
     subj, rv = w.subject, w.ref_value
@@ -93,21 +118,21 @@ def _scalar(g: float, v: float, w: _Words, every: bool = False) -> list[Finding]
     return out
 
 
-def _shapes(G: np.ndarray, W: np.ndarray, w: _Words) -> list[Finding]:
+def _shapes(G: np.ndarray, W: np.ndarray, w: Words) -> list[Finding]:
     gs, ws = G.shape, W.shape
-    base = f"{w.subject} {w.verb('has', 'have')} shape {_shape(gs)} where {w.ref} has {_shape(ws)}"
+    base = f"{w.subject} {w.verb('has', 'have')} shape {shape_text(gs)} where {w.ref} has {shape_text(ws)}"
     if G.size != W.size:
         return sizes_relation(G, W, w)
     empty = G.size == 0
     if len(gs) == len(ws) and sorted(gs) == sorted(ws):
-        p = None if empty else _transposition(G, W, w)
+        p = None if empty else transposition(G, W, w)
         if p is not None:
-            swapped = _swapped(p, w)
-            what = f"{swapped} are swapped" if swapped else f"it is {w.ref} with its axes in the order {_shape(p)}"
+            swapped = swapped_axes(p, w)
+            what = f"{swapped} are swapped" if swapped else f"it is {w.ref} with its axes in the order {shape_text(p)}"
             return [Finding(R_SHAPE, "transposed_shape", f"{base}: {what}", (p,))]
         return [Finding(R_SHAPE, "shape", base)]
     if [d for d in gs if d != 1] == [d for d in ws if d != 1]:
-        if not empty and _all_close(G.reshape(ws), W, w):
+        if not empty and all_close(G.reshape(ws), W, w):
             extra = len(gs) > len(ws)
             long_, short = (gs, ws) if extra else (ws, gs)
             where = _unit_axes(long_, short)
@@ -123,7 +148,7 @@ def _shapes(G: np.ndarray, W: np.ndarray, w: _Words) -> list[Finding]:
             return [Finding(R_SHAPE, "unit_axis", f"{base}: the same values, with axes of size 1 "
                             f"added or removed", ())]
         return [Finding(R_SHAPE, "shape", base)]
-    if not empty and _all_close(G.reshape(ws), W, w):
+    if not empty and all_close(G.reshape(ws), W, w):
         return [Finding(R_SHAPE, "reshaped", f"{base}: the same values in the same order (a reshape of "
                         f"{w.ref})")]
     return []
@@ -146,25 +171,25 @@ def _is_bool(x: Any) -> bool:
     return isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype.kind == "b")
 
 
-def _single(got: Any, want: Any, w: _Words, inputs: dict[str, np.ndarray], every: bool = False,
+def _single(got: Any, want: Any, w: Words, inputs: dict[str, np.ndarray], every: bool = False,
             masked: bool = False) -> list[Finding]:
     """The relations between one output and the reference's. `every`: all that hold, the
     relations that say what and those that say only where alike (the caller picks)."""
-    G, W = _to_array(got), _to_array(want)
+    G, W = to_array(got), to_array(want)
     if G is None or W is None:
         return []
     if G.shape != W.shape:
         return _shapes(G, W, w)
     if G.size == 0:
         return []
-    M = _close(G, W, w)
+    M = close_entries(G, W, w)
     if M.all():
         return []
     if G.size == 1:
         if _is_bool(got) or _is_bool(want):
             return []  # true and false are not numbers to relate
         return _scalar(float(G.flat[0]), float(W.flat[0]), w, every)
-    exact = _axes_relation(G, W, w) + _along_axis_relations(G, W, w) + _value_relations(G, W, w, inputs)
+    exact = axes_relation(G, W, w) + along_axis_relations(G, W, w) + value_relations(G, W, w, inputs)
     if masked:
         mask = mask_relation(G, W, w, _is_bool(got) or _is_bool(want))
         if mask:  # a mask's shape, said as a mask: not as slices shifted or permuted
@@ -172,20 +197,20 @@ def _single(got: Any, want: Any, w: _Words, inputs: dict[str, np.ndarray], every
     if not any(f.kind in ("factor", "negated", "renormalised") for f in exact):
         exact += slice_factors(G, W, w) or clipped(G, W, w)
     if every:
-        return exact + _tempered_relation(G, W, w) + _sums_relation(G, W, w) + _pattern(M, w)
-    exact = exact or _tempered_relation(G, W, w)
+        return exact + tempered_relation(G, W, w) + sums_relation(G, W, w) + agreement_pattern(M, w)
+    exact = exact or tempered_relation(G, W, w)
     if exact:
         return exact
-    return _sums_relation(G, W, w) + _pattern(M, w)
+    return sums_relation(G, W, w) + agreement_pattern(M, w)
 
 
 # ----------------------------------------------------------------------------- several outputs
 
-def _agrees(got: Any, want: Any, w: _Words) -> bool:
+def _agrees(got: Any, want: Any, w: Words) -> bool:
     if got is None and want is None:
         return True
-    G, W = _to_array(got), _to_array(want)
-    return G is not None and W is not None and _all_close(G, W, w)
+    G, W = to_array(got), to_array(want)
+    return G is not None and W is not None and all_close(G, W, w)
 
 
 def _axes_for(axes: Any, i: int, name: str) -> dict | None:
@@ -198,7 +223,7 @@ def _axes_for(axes: Any, i: int, name: str) -> dict | None:
 
 
 def _ndim(x: Any) -> int:
-    a = _to_array(x)
+    a = to_array(x)
     return a.ndim if a is not None else 0
 
 
@@ -213,15 +238,15 @@ def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict
     if not (math.isfinite(rtol) and math.isfinite(atol)) or rtol < 0 or atol < 0:
         return []
     what = what if isinstance(what, str) and what else "the output"
-    consts = _constants(constants)
+    consts = known_constants(constants)
     arrays = {}
     for name, a in (inputs or {}).items():
-        A = _to_array(a)
+        A = to_array(a)
         if A is not None and isinstance(name, str):
             arrays[name] = A
 
     def words(subject, ref, ref_value, part_axes, ndim):
-        return _Words(subject, ref, ref_value, part_axes, ndim, consts, rtol, atol)
+        return Words(subject, ref, ref_value, part_axes, ndim, consts, rtol, atol)
 
     if isinstance(want, dict):
         return _dict_findings(got, want, what, lambda g, v, name: findings(
@@ -234,9 +259,9 @@ def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict
         inner = {i: names[i][1] for i in range(min(n, len(names))) if isinstance(names[i], tuple)
                  and len(names[i]) == 2 and isinstance(names[i][0], str)}   # a part that is itself a tuple, named
         names = tuple(names[i][0] if i in inner else names[i] for i in range(len(names)))
-        part_names = [names[i] if i < len(names) and isinstance(names[i], str) and names[i] else _ordinal(i)
+        part_names = [names[i] if i < len(names) and isinstance(names[i], str) and names[i] else ordinal_output(i)
                       for i in range(n)]
-        refs = [f"the reference's {_bare(nm)}" for nm in part_names]
+        refs = [f"the reference's {bare_name(nm)}" for nm in part_names]
         if not isinstance(got, seq):
             w = words(what, "the reference", "the reference's value", None, _ndim(got))
             for j in range(n):
@@ -262,10 +287,10 @@ def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict
         if not bad:
             return []
         if good:
-            agree = "agree" if len(good) > 1 or _is_plural(good[0]) else "agrees"
-            differ = "differ" if len(bad) > 1 or _is_plural(bad[0]) else "differs"
-            out.append(Finding(R_LEAD, "parts", f"{_listing(good)} {agree} with the reference; "
-                               f"{_listing(bad)} {differ}", (tuple(good), tuple(bad))))
+            agree = "agree" if len(good) > 1 or is_plural(good[0]) else "agrees"
+            differ = "differ" if len(bad) > 1 or is_plural(bad[0]) else "differs"
+            out.append(Finding(R_LEAD, "parts", f"{listing(good)} {agree} with the reference; "
+                               f"{listing(bad)} {differ}", (tuple(good), tuple(bad))))
         for i in (i for i in range(n) if not ok[i]):
             w = words(part_names[i], refs[i], refs[i], _axes_for(axes, i, part_names[i]), _ndim(want[i]))
             other = next((j for j in range(n) if j != i and _agrees(got[i], want[j], w)), None)
@@ -286,7 +311,7 @@ def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict
 
     if isinstance(got, seq):
         w = words(what, "the reference", "the reference's value", axes, _ndim(want))
-        G, W = _to_array(got), _to_array(want)
+        G, W = to_array(got), to_array(want)
         if G is not None and W is not None and G.shape == W.shape:
             return sorted(_single(G, W, w, arrays, every, "" in masks), key=lambda f: f.rank)
         kind = "tuple" if isinstance(got, tuple) else "list"
@@ -311,9 +336,9 @@ def _dict_findings(got: Any, want: dict, what: str, relate) -> list[Finding]:
     bad = [k for k in common if relate(got[k], want[k], "") or not _same_entry(got[k], want[k])]
     good = [k for k in common if k not in bad]
     if good and bad:
-        out.append(Finding(R_LEAD, "parts", f"{_listing([repr(k) for k in good])} of {what} "
+        out.append(Finding(R_LEAD, "parts", f"{listing([repr(k) for k in good])} of {what} "
                            f"{'agree' if len(good) > 1 else 'agrees'} with the reference; "
-                           f"{_listing([repr(k) for k in bad])} {'differ' if len(bad) > 1 else 'differs'}",
+                           f"{listing([repr(k) for k in bad])} {'differ' if len(bad) > 1 else 'differs'}",
                            (tuple(map(repr, good)), tuple(map(repr, bad)))))
     for k in bad:
         out.extend(replace(f, part=repr(k)) for f in relate(got[k], want[k], f"{what}[{k!r}]"))
@@ -321,14 +346,14 @@ def _dict_findings(got: Any, want: dict, what: str, relate) -> list[Finding]:
 
 
 def _same_entry(a: Any, b: Any) -> bool:
-    A, B = _to_array(a), _to_array(b)
+    A, B = to_array(a), to_array(b)
     return A is not None and B is not None and A.shape == B.shape and bool(np.all(np.isclose(A, B, rtol=1e-6,
                                                                                              atol=1e-9)))
 
 
 def _trivial(value: Any) -> bool:
     """Every entry 0, or every entry 1: what any answer of the right shape is likely to give."""
-    A = _to_array(value)
+    A = to_array(value)
     if A is None or A.size == 0 or A.dtype.kind not in "biuf":
         return False
     first = A.flat[0]

@@ -19,7 +19,7 @@ from typing import Callable
 from graders.engine.call_text import repro_for
 from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs
-from graders.engine.recorder import _intact
+from graders.engine.recorder import intact
 from graders.engine.sandbox import AttemptGone
 
 # Cases tried while shrinking one failure: a count, not seconds, so that the smallest case
@@ -251,7 +251,7 @@ def _case_runner(body: Callable) -> Callable:
             return exc
         finally:
             for c in g.calls:  # a call whose arguments the check changed since cannot be replayed
-                c.recorded = c.recorded and _intact(c)
+                c.recorded = c.recorded and intact(c)
             g.history.extend(c for c in g.calls if c.recorded)
         return None
 

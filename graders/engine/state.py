@@ -21,8 +21,8 @@ from graders.engine import calls as make
 from graders.engine.domain import Explore
 from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs
-from graders.engine.recorder import Raised, _differs
-from graders.engine.vocabulary import _first_difference
+from graders.engine.recorder import Raised, value_differs
+from graders.engine.vocabulary import first_difference
 
 POKED = 7.0   # what the caller writes into a result it was given
 
@@ -40,7 +40,7 @@ def expect_sequence(impl, ex: Explore, new: Inputs, case: dict, ref, other: dict
         single = "float32" if ex.float32 else "float64"
         _again(impl, ex, new, dict(case), ref, params, steps, first)
         _step(impl, ex, new, dict(other, dtype=single), ref, params, steps, "3")
-        _step(impl, ex, new, _swapped(ex, case), ref, params, steps, "4")
+        _step(impl, ex, new, swapped_axes(ex, case), ref, params, steps, "4")
         _step(impl, ex, new, dict(case, dtype=single), ref, params, steps, "5")
         try:
             changed = _fetched(impl, steps)
@@ -56,7 +56,7 @@ def expect_sequence(impl, ex: Explore, new: Inputs, case: dict, ref, other: dict
             if changed:
                 n, call, out, now = changed[0]
                 raise CheckFailed(f"what call {n} of {len(steps)}, {call.source}, returned was changed by the calls "
-                                  f"made after it{_first_difference(out, now)}: a result must stay as it was returned",
+                                  f"made after it{first_difference(out, now)}: a result must stay as it was returned",
                                   kind="stale")
         finally:
             impl.forget()
@@ -125,7 +125,7 @@ def _fetched(impl, steps: list) -> list:
             continue  # it raised: nothing was returned to keep
         now = impl.fetch(call)
         call.later, call.later_seen, call.later_after = now, True, last
-        if _differs(out, now):
+        if value_differs(out, now):
             changed.append((n, call, out, now))
     return changed
 
@@ -178,7 +178,7 @@ def _again(impl, ex, new, case, ref, params, steps, first) -> None:
     steps.append((impl.grading.calls[-1], out, want, case.get("dtype", "float64")))
 
 
-def _swapped(ex: Explore, case: dict) -> dict:
+def swapped_axes(ex: Explore, case: dict) -> dict:
     """Step 1's case with two of its sizes exchanged (the same numbers in another order)."""
     names = [k for k in ex.dims if case.get(k) is not None]
     for i, a in enumerate(names):

@@ -1,6 +1,6 @@
 """The words of the relation finder (graders.engine.relations): numbers, axes, constants.
 
-A `_Words` says how one comparison names things: the output and the reference, the axes
+A `Words` says how one comparison names things: the output and the reference, the axes
 ("axis 1 (heads)"), the case's constants a factor may be ("0.5 (1/sqrt(d_head))"); the
 helpers below agree subjects with verbs and list indices.
 """
@@ -37,22 +37,22 @@ class Finding:
 
 # ----------------------------------------------------------------------------- words
 
-def _is_plural(subject: str) -> bool:
+def is_plural(subject: str) -> bool:
     return grammar.is_plural(subject)  # its head noun: "the weights (scores ...)" is plural
 
 
 def _verb(subject: str, singular: str, plural: str) -> str:
-    return plural if _is_plural(subject) else singular
+    return plural if is_plural(subject) else singular
 
 
 verb_for = _verb   # the public name, for the relation modules
 
 
-def _bare(name: str) -> str:
+def bare_name(name: str) -> str:
     return name[4:] if name.startswith("the ") else name
 
 
-def _listing(items: list) -> str:
+def listing(items: list) -> str:
     items = [str(i) for i in items]
     if len(items) > MAX_LISTED:
         return ", ".join(items[:MAX_LISTED - 1]) + f", … ({len(items)} in all)"
@@ -61,7 +61,7 @@ def _listing(items: list) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _num(x: float) -> str:
+def num_text(x: float) -> str:
     """A number in at most 6 significant digits, unless that would read as an integer it is not."""
     x = float(x)
     if not math.isfinite(x):
@@ -76,14 +76,14 @@ def _num(x: float) -> str:
     return repr(x)
 
 
-number_text = _num   # the public name, for the relation modules
+number_text = num_text   # the public name, for the relation modules
 
 
-def _shape(shape: tuple) -> str:
+def shape_text(shape: tuple) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _ordinal(i: int) -> str:
+def ordinal_output(i: int) -> str:
     words = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
     return f"the {words[i]} output" if i < len(words) else f"output {i}"
 
@@ -160,14 +160,13 @@ class Words:
     def number(self, value: float, generic: bool = True) -> str:
         """`value` in words: the constant it is, with its names, else its 6 digits."""
         known, names = self.names_of(value, generic)
-        text = _num(known if known is not None else value)
+        text = num_text(known if known is not None else value)
         return text + (f" ({' or '.join(names)})" if names else "")
 
 
-_Words = Words  # the name the relation modules import
 
 
-def _constants(constants: dict | None) -> list[tuple[float, str | None]]:
+def known_constants(constants: dict | None) -> list[tuple[float, str | None]]:
     out: list[tuple[float, str | None]] = [(2.0, None), (0.5, None), (-1.0, None)]
     for name, value in (constants or {}).items():
         try:
