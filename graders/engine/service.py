@@ -284,7 +284,7 @@ def _load_ahead(hints: list) -> None:
         name = os.path.splitext(os.path.basename(str(hint)))[0]
         if files.has_grader(name):
             try:
-                judge.grader(name)
+                judge.checks_of(judge.grader(name))  # the explorer's cases are worked out now too
                 files.reference(name)
             except Exception:
                 pass  # the job itself will say what is wrong
