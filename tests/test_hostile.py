@@ -397,14 +397,17 @@ def test_a_hostile_attempt_leaves_the_users_files_and_the_temporary_folder_as_th
     os.chmod(tmp, tmp_mode)
     decoys = decoy_home(base)
     work = base / "work"
-    work.mkdir()
-    path = work / "softmax.py"
-    path.write_text(TOUCHES.format(paths=[str(p) for p in reversed(decoys)] + [str(path), str(tmp), str(work)]) + GOOD)
-    if prefix:
-        for p in (base, work, tmp, path):
-            os.chown(p, 65534, 65534)
     env = dict(subprocess_env, HOME=str(decoys[0]), TMPDIR=str(tmp), KATA_HOME=str(work))
-    decoys += [path, work]
+    assert kata(env, "start", "softmax").returncode == 0  # a store and an attempt of the user's
+    store = [p for p in work.rglob("*") if p.is_file()]
+    grader = REPO / "graders" / "softmax" / "grader.py"
+    path = work / "softmax.py"
+    targets = [*reversed(decoys), *store, path, tmp, work, grader]
+    path.write_text(TOUCHES.format(paths=[str(p) for p in targets]) + GOOD)
+    if prefix:
+        for p in (base, tmp, *work.rglob("*"), work):
+            os.chown(p, 65534, 65534)
+    decoys += [*store, path, work, grader]
     before, tmp_before = snapshot(decoys), os.stat(tmp)
     r = subprocess.run([*prefix, sys.executable, "-m", "kata", "check", "softmax", "--file", str(path)], cwd=REPO,
                        env=env, capture_output=True, timeout=60)
