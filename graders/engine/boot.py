@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import struct
 import sys
 from dataclasses import dataclass
 
@@ -183,13 +182,17 @@ def warm() -> None:
 # ----------------------------------------------------------------------------- the zygote
 
 def zygote(fd: int, settings: str) -> None:
-    """Wait for requests on the socket `fd`: b"F" forks an attempt's process, and gets back its
-    pid, its folder and the judge's three ends; b"S" reaps the attempts that ended and kills
-    what they left behind (then answers b"K"). Ends, killing what is left of its attempts and
-    removing their folders, when the judge lets go or dies."""
+    """Wait for requests on the socket `fd` (graders.engine.wire messages, as every message
+    is): {"op": "fork"} forks an attempt's process and answers its pid and folder, with the
+    judge's three ends as descriptors; {"op": "sweep"} reaps the attempts that ended and kills
+    what they left behind. Ends, killing what is left of its attempts and removing their
+    folders, when the judge lets go or dies."""
     import json
 
-    sock = socket.socket(fileno=fd)
+    from graders.engine.protocol import Channel
+    from graders.engine.wire import WireError, encode
+
+    chan = Channel(socket.socket(fileno=fd))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     options = json.loads(settings)
     megabytes, landlock = int(options["megabytes"]), bool(options["landlock"])
@@ -200,7 +203,7 @@ def zygote(fd: int, settings: str) -> None:
         warm()
         confine.prepare(landlock)
     except BaseException as exc:  # tell the judge why grading cannot start
-        sock.sendall(b"E" + f"NumPy cannot be imported: {type(exc).__name__}: {exc}".encode())
+        chan.send(encode({"error": f"NumPy cannot be imported: {type(exc).__name__}: {exc}"}))
         os._exit(1)
     if confine.PLAN.libc is not None:
         confine.PLAN.libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: an attempt's orphans come here
@@ -214,16 +217,14 @@ def zygote(fd: int, settings: str) -> None:
     attempts: dict[int, str | None] = {}
     while True:
         try:
-            request = sock.recv(1)
-        except InterruptedError:
-            continue
-        except OSError:
-            request = b""
+            op = chan.receive().get("op")
+        except (EOFError, OSError, WireError):
+            op = None
         _sweep(attempts)
-        if request == b"S":
-            sock.sendall(b"K")
+        if op == "sweep":
+            chan.send(encode({"op": "swept"}))
             continue
-        if request != b"F":
+        if op != "fork":
             for pid, folder in attempts.items():
                 tree.end_tree(pid)
                 tree.wait_gone(pid)
@@ -232,11 +233,10 @@ def zygote(fd: int, settings: str) -> None:
         opened, ends = new_ends()
         pid = os.fork()
         if pid == 0:
-            sock.close()
+            chan.close()
             close_ends(opened)
             attempt(ends, megabytes)
-        message = b"P" + struct.pack(">i", pid) + os.fsencode(opened.folder or "")
-        socket.send_fds(sock, [message], [opened.chan.fileno(), opened.out, opened.stack])
+        chan.send(encode({"pid": pid, "folder": opened.folder}), [opened.chan.fileno(), opened.out, opened.stack])
         close_ends(opened)
         close_ends(ends)
         attempts[pid] = opened.folder

@@ -28,7 +28,6 @@ import re
 import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
@@ -42,7 +41,7 @@ from graders.engine.arena import Arena
 from graders.engine.protocol import (Channel, Done, Fetch, Forget, Go, Load, Loaded, Poke, Run, Twin,
                                      request_bytes)
 from graders.engine.whitelist import environment
-from graders.engine.wire import WireError, decode, visible
+from graders.engine.wire import WireError, decode, encode, visible
 from graders.engine.worker import decode_source
 
 KEEP_OUTPUT = 8000          # bytes of printed output kept (the tail)
@@ -145,37 +144,41 @@ class Zygote:
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, env=env, start_new_session=True, cwd="/")
         theirs.close()
-        self.sock = mine
+        self.chan = Channel(mine)
+
+    def _ask(self, op: str, fds: bool = False) -> dict:
+        """Ask the zygote (a wire message each way); its answer, or {"error": ...}."""
+        try:
+            self.chan.send(encode({"op": op}))
+            self.chan.sock.settimeout(60.0)  # it may still be importing NumPy
+            while not self.chan.complete():
+                if not self.chan.fill(fds):
+                    return {"error": ""}
+            reply = decode(self.chan.take())
+        except (OSError, WireError) as exc:
+            return {"error": str(exc)}
+        finally:
+            self.chan.sock.settimeout(None)
+        return reply if isinstance(reply, dict) else {"error": "an answer that is not one"}
 
     def take(self) -> Process:
-        try:
-            self.sock.sendall(b"F")
-            msg, fds, _, _ = socket.recv_fds(self.sock, 8192, 3)
-        except OSError as exc:
-            raise GradingUnavailable(self._failure(f"{exc}")) from None
-        if not msg or msg[:1] != b"P" or len(fds) != 3:
+        reply = self._ask("fork", fds=True)
+        fds, self.chan.fds = self.chan.fds, []
+        pid, folder = reply.get("pid"), reply.get("folder")
+        if "error" in reply or not isinstance(pid, int) or len(fds) != 3:
             for fd in fds:
                 os.close(fd)
-            reason = msg[1:].decode("utf-8", "replace") if msg[:1] == b"E" else ""
-            raise GradingUnavailable(self._failure(reason))
+            raise GradingUnavailable(self._failure(str(reply.get("error") or "")))
         for fd in fds:
             os.set_inheritable(fd, False)
-        (pid,) = struct.unpack(">i", msg[1:5])
         os.set_blocking(fds[1], False)
         os.set_blocking(fds[2], False)
-        return Process(pid, Channel(socket.socket(fileno=fds[0])), fds[1], fds[2], os.fsdecode(msg[5:]) or None,
-                       ours=False)
+        return Process(pid, Channel(socket.socket(fileno=fds[0])), fds[1], fds[2],
+                       folder if isinstance(folder, str) and folder else None, ours=False)
 
     def sweep(self) -> None:
         """The zygote reaps the attempts that ended and kills what they left behind."""
-        try:
-            self.sock.sendall(b"S")
-            self.sock.settimeout(5.0)
-            self.sock.recv(1)
-        except OSError:
-            pass
-        finally:
-            self.sock.settimeout(None)
+        self._ask("sweep")
 
     def _failure(self, reason: str) -> str:
         code = self.proc.poll()
@@ -192,7 +195,7 @@ class Zygote:
     def close(self) -> None:
         """Let go: the zygote kills what is left of its attempts, removes their folders and ends."""
         try:
-            self.sock.close()
+            self.chan.close()
         finally:
             try:
                 self.proc.wait(timeout=5)
