@@ -38,6 +38,23 @@ class Dim:
     base: tuple[int, ...] = (2, 3, 4, 5)    # what it takes in a plain case: 2 or more, so that a layout shows
 
 
+@dataclass(frozen=True, eq=False)
+class Grows:
+    """A size the cost of a call grows with, for the efficiency measured once every check passes
+    (graders.engine.efficiency): how the report names it ("T") and one of it ("position"), the
+    sizes it is measured at (each twice the one before), and `case(n)`, the case entries at size
+    n (the rest is the function's plain case; what grows with it, a block size say, grows here
+    too, and `note` says so: "block_size = T / 4"). A function's first Grows is its main
+    dimension (Python lines, peak memory and time); the others, the heads or the batch, are
+    measured in Python lines only."""
+
+    name: str
+    unit: str
+    case: Callable[[int], dict]
+    sizes: tuple[int, ...] = (32, 64, 128)
+    note: str = ""
+
+
 @dataclass(frozen=True)
 class Invalid:
     """A call the contract says must raise ValueError: `make` turns a valid case into one (or
@@ -72,6 +89,9 @@ class Explore:
     outputs: tuple[str, ...] = ()
     axes: Any = None
     constants: Callable[[dict], dict] | None = None
+    # for the efficiency measured once every check passes: the sizes the cost grows with, the
+    # main one first (none: a call whose cost does not grow, such as a formula on a few ints)
+    grows: tuple[Grows, ...] = ()
 
     def allows(self, case: dict) -> bool:
         """Whether `case` is a valid call: its axis within the array, every size at least its

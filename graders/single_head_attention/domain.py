@@ -8,7 +8,7 @@ features, d_k or d_model, the work stays small; T past 1024 is the grader's own 
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, cast, floats
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
 
@@ -51,4 +51,5 @@ DOMAIN = Domain(Explore(
     big=({"T": 2, "d_model": 1, "d_k": 33_000}, {"T": 3, "d_model": 33_000, "d_k": 1, "causal": False}),
     outputs=("out", "the weights"), axes=[{0: "positions", 1: "features"}, {0: "query positions", 1: "key positions"}],
     constants=constants,
+    grows=(Grows("T", "position", lambda n: {"T": n, "d_model": 4, "d_k": 4}),),
 ))

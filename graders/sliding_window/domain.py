@@ -14,7 +14,7 @@ before the memory check (T = 8192) could name its mistake; the grader's own slow
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
 
 ROW_SCALES = np.array([1.0, 30.0, 1e-3, 6.0, 0.3, 18.0])
 RELATIVE = {"T-1": -1, "T": 0, "T+1": 1}
@@ -75,4 +75,5 @@ DOMAIN = Domain(Explore(
     fixed={"window": 3},
     axes={-2: "positions", -1: "features"},
     constants=lambda c: {"sqrt(d)": np.sqrt(c["d"]), "d": c["d"], "T": c["T"], "window": window_of(c)},
+    grows=(Grows("T", "position", lambda n: {"T": n, "d": 4, "lead": 0, "window": 8}, (128, 256, 512), note="window = 8"),),
 ))
