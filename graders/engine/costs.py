@@ -150,9 +150,9 @@ class Timing:
         return self.attempt_seconds / self.reference_seconds if self.reference_seconds > 0 else 0.0
 
     def to_dict(self) -> dict:
-        return {"size": self.size, "attempt_seconds": round(self.attempt_seconds, 6),
-                "reference_seconds": round(self.reference_seconds, 6), "ratio": round(self.ratio, 2),
-                "indicative": True}
+        mine, theirs = round(self.attempt_seconds, 6), round(self.reference_seconds, 6)
+        return {"size": self.size, "attempt_seconds": mine, "reference_seconds": theirs,
+                "ratio": round(mine / theirs, 2) if theirs > 0 else 0.0, "indicative": True}
 
     @classmethod
     def from_dict(cls, d) -> "Timing | None":
