@@ -121,16 +121,16 @@ def test_a_loop_over_the_positions_is_named_with_its_line_against_the_vectorised
     e = positions["efficiency"]
     assert e["measured"] and e["why"] is None
     (f,) = e["functions"]
-    assert f["dimension"] == {"name": "T", "unit": "position", "sizes": [32, 64, 128], "note": ""}
+    assert f["dimension"] == {"name": "T", "unit": "position", "sizes": [16, 32, 64], "note": ""}
     mine, theirs = f["attempt"], f["reference"]
     assert mine["lines_growth"] == "linear" and theirs["lines_growth"] == "constant"
     assert mine["loop"]["line"] == 14 and mine["loop"]["code"] == "for t in range(T):"
-    assert mine["loop"]["counts"] == [33, 65, 129] and mine["loop"]["rate"] == 1.0
+    assert mine["loop"]["counts"] == [17, 33, 65] and mine["loop"]["rate"] == 1.0
     assert theirs["loop"] is None and len(set(theirs["lines"])) == 1
-    assert f["time"]["indicative"] is True and f["time"]["size"] == 128
+    assert f["time"]["indicative"] is True and f["time"]["size"] == 64
     (remark,) = e["remarks"]
     assert remark.startswith("`causal_mha` loops over the positions in Python: line 14 (`for t in range(T):`) "
-                             "runs once per position (129 times at T = 128)")
+                             "runs once per position (65 times at T = 64)")
     assert f"the reference runs the same {theirs['lines'][-1]} lines at any T" in remark
 
 
@@ -245,7 +245,7 @@ def test_kata_check_shows_the_figures_beside_the_reference_and_the_remark(tmp_pa
     assert run.returncode == 0, run.stderr
     text = run.stdout
     assert "  Efficiency, counted (the same on any machine); the time is indicative:" in text
-    assert "    causal_mha at T = 32, 64, 128" in text
+    assert "    causal_mha at T = 16, 32, 64" in text
     f = positions["efficiency"]["functions"][0]
     mine, theirs = f["attempt"], f["reference"]
     rows = [" ".join(ln.split()) for ln in text.splitlines()]

@@ -51,7 +51,7 @@ class Grows:
     name: str
     unit: str
     case: Callable[[int], dict]
-    sizes: tuple[int, ...] = (32, 64, 128)
+    sizes: tuple[int, ...] = (16, 32, 64)
     note: str = ""
 
 
