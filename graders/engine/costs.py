@@ -3,17 +3,17 @@ report's `efficiency` object, the rules that decide what is worth a remark, and 
 
     {"measured": true, "why": null,
      "functions": [{"function": "causal_mha",
-                    "dimension": {"name": "T", "unit": "position", "sizes": [32, 64, 128], "note": ""},
-                    "attempt": {"lines": [250, 474, 922], "lines_growth": "linear", "lines_rate": 7.0,
+                    "dimension": {"name": "T", "unit": "position", "sizes": [16, 32, 64], "note": ""},
+                    "attempt": {"lines": [106, 202, 394], "lines_growth": "linear", "lines_rate": 6.0,
                                 "capped": [false, false, false],
-                                "loop": {"line": 14, "code": "for t in range(T):", "counts": [33, 65, 129],
+                                "loop": {"line": 14, "code": "for t in range(T):", "counts": [17, 33, 65],
                                          "growth": "linear", "rate": 1.0},
-                                "memory": [81920, 290816, 901120], "memory_growth": "quadratic"},
+                                "memory": [13176, 32376, 95352], "memory_growth": "quadratic"},
                     "reference": {... the same keys ...},
                     "others": [{"dimension": {"name": "n_heads", "unit": "head", ...},
                                 "attempt": {... no memory ...}, "reference": {...}}],
-                    "time": {"size": 128, "attempt_seconds": 0.004, "reference_seconds": 0.001,
-                             "ratio": 4.0, "indicative": true}}],
+                    "time": {"size": 64, "attempt_seconds": 0.000785, "reference_seconds": 0.000121,
+                             "ratio": 6.49, "indicative": true}}],
      "remarks": ["`causal_mha` loops over the positions in Python: ..."]}
 
 `lines` are the line events run in the function's own file (the attempt's file; the
@@ -55,7 +55,7 @@ class Dimension:
     note: str = ""
 
     def at(self, size: int) -> str:
-        """'T = 128'."""
+        """'T = 64'."""
         return f"{self.name} = {size}"
 
     def to_dict(self) -> dict:
