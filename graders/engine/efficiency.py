@@ -29,7 +29,7 @@ from graders.engine.domain import Explore, Grows
 from graders.engine.explorer import base_case
 from graders.engine.inputs import Inputs
 from graders.engine.protocol import CallRequest, Done, Options
-from graders.engine.sandbox import AttemptGone
+from graders.engine.sandbox import AttemptGone, CallTimedOut
 from graders.engine.wire import visible
 from graders.engine.worker import decode_source
 
@@ -80,7 +80,7 @@ def measure(kata: str, ref, candidate, deadline: float) -> Efficiency | None:
     try:
         candidate.box.send(requests, deadline)
     except AttemptGone as exc:
-        return not_measured(f"the attempt's process {exc.message}")
+        return not_measured(_gone(exc))
     theirs = [reference(kata, ref, ex) for ex in functions]   # while the attempt's process runs its calls
     lines = decode_source(candidate.box.source).splitlines()
     found, at = [], 0
@@ -91,11 +91,18 @@ def measure(kata: str, ref, candidate, deadline: float) -> Efficiency | None:
             ref_side = replace(ref_side, seconds=timed(ref, ex))   # after the attempt's calls: not beside them
             found.append(compare(ex, _measured(ex, dones), ref_side, lines, _reference_lines(ref)))
     except AttemptGone as exc:
-        return not_measured(f"the attempt's process {exc.message} while its efficiency was measured")
+        return not_measured(_gone(exc))
     except _Unmeasured as exc:
         _drain(candidate.box, len(requests) - at, deadline)
         return not_measured(str(exc))
     return Efficiency(True, None, found, remarks(found))
+
+
+def _gone(exc: AttemptGone) -> str:
+    """Why the calls that measure the attempt did not all come back."""
+    if isinstance(exc, CallTimedOut):
+        return "the calls that measure it did not finish in time"
+    return f"the attempt's process {exc.message} while its calls were measured"
 
 
 class _Unmeasured(Exception):
@@ -176,12 +183,14 @@ def reference(kata: str, ref, ex: Explore) -> Measured:
             counted = []
             for args, kwargs in cases:
                 reply: dict = {}
+                args, kwargs = make.fresh_generators((args, kwargs))   # the drawn ones stay as drawn
                 counting.lines(lambda: fn(*args, **kwargs), filename, reply)
                 counted.append(Counted({n: c for n, c in reply["lines"]}, bool(reply.get("lines_capped"))))
             along.append(counted)
             if i == 0:
                 for args, kwargs in cases:
                     reply = {}
+                    args, kwargs = make.fresh_generators((args, kwargs))
                     counting.peak(lambda: fn(*args, **kwargs), reply)
                     peaks.append(reply["peak"])
         _REFERENCE[key] = Measured(along, peaks, 0.0)
@@ -195,7 +204,8 @@ def timed(ref, ex: Explore) -> float:
     seconds = float("inf")
     for _ in range(REFERENCE_TIMED):
         reply: dict = {}
-        counting.timed(lambda: fn(*args, **kwargs), reply)
+        a, k = make.fresh_generators((args, kwargs))
+        counting.timed(lambda: fn(*a, **k), reply)
         seconds = min(seconds, reply["timed"])
     return seconds
 
