@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from graders.engine.grammar import count, times, verb
+from graders.engine.grammar import times, verb
 from graders.engine.report import CheckResult, Report, Status
 from practice import clock, paths, picture, render_efficiency, term
 

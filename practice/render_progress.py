@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from graders.engine.grammar import count
-from practice import catalogue, clock, render, render_history, schedule, term
+from practice import catalogue, clock, render_history, schedule, term
 from practice.progress import LAST
 
 
