@@ -68,6 +68,10 @@ def test_reference_passes(kata):
     report = grade(kata, catalogue.get(kata).solution)
     assert report["passed"], failed(report)
     assert len(report["checks"]) >= 5
+    efficiency = report["efficiency"]  # measured once every check passes: nothing to remark on the reference
+    assert efficiency["measured"] and efficiency["remarks"] == [], efficiency["why"] or efficiency["remarks"]
+    for f in efficiency["functions"]:  # the same code runs the same lines, in its process and in the judge
+        assert f["attempt"]["lines"] == f["reference"]["lines"], f["function"]
 
 
 @pytest.mark.parametrize("kata", NAMES)
