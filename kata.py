@@ -318,8 +318,10 @@ def compare_command(kata, yes, width):
     NAME's attempt, or the attempt you worked on last. Side by side, code only (comments
     left out, docstrings cut to their first line, long identical stretches folded, long
     lines wrapped under their indentation), lines paired by a diff, when the width holds it
-    (some 110 columns); else a unified diff of the whole files. Asks first while it would
-    spoil an attempt, as `kata solution` does.
+    (some 110 columns); else a unified diff of the whole files. Under the code, the
+    efficiency your last grading measured (Python lines, memory and time at growing sizes)
+    beside the reference's. Asks first while it would spoil an attempt, as `kata solution`
+    does.
     """
     from practice import aids, compare, targets
 
@@ -333,6 +335,17 @@ def compare_command(kata, yes, width):
         return
     aids.record_viewing(p, k.name, "compare")
     compare.show(Path(a["path"]), k.solution, width=width)
+    from practice import paths, records, render_efficiency
+    from practice.errors import UnusableAttempt
+
+    last = records.last_grading(p.store, a["id"])
+    code = last["code"] if last else None
+    code = code.encode("utf-8") if isinstance(code, str) else code
+    try:
+        edited = code != paths.read_attempt(Path(a["path"]))
+    except (OSError, UnusableAttempt):
+        edited = True
+    out("", render_efficiency.compared(records.stored_report(last) if last else None, edited))
 
 
 @cli.command("history")

@@ -6,7 +6,8 @@ grader, domain, known bugs, alternatives) and nothing orphaned, every follow-up 
 answer, stub and reference agreeing in signatures and question, no trap phrase in a stub, the
 README's table of katas, each grader's plain agreement check, each bug and each hint naming
 checks that exist, and each domain covering the explorer's dimensions for the arguments its
-functions take. `kata dev new`
+functions take and declaring the size each function's cost grows with (the efficiency
+measured once every check passes, graders.engine.efficiency). `kata dev new`
 (practice.dev_new) writes the files of a new kata, which this then says how to finish.
 """
 from __future__ import annotations
@@ -250,7 +251,53 @@ def _coverage(ex, node: ast.FunctionDef, code: str) -> list[str]:
         out.append("raises ValueError in the reference but the domain declares no invalid call")
     if not ex.big:
         out.append("the domain has no case past a cheap boundary (big=...)")
+    return out + _growth(ex)
+
+
+def _growth(ex) -> list[str]:
+    """What the efficiency cannot measure: a function that takes arrays (whose sizes grow)
+    with no main size declared (grows=...), and each size declared that does not give valid
+    calls at sizes growing by one factor."""
+    from graders.engine.explorer import base_case
+    from graders.engine.inputs import Inputs
+
+    try:
+        plain = base_case(ex, 0)
+        values = ex.draw(Inputs(0), plain)
+    except Exception as e:  # a domain whose plain case cannot be drawn is a fault to report, not a crash
+        return [f"its plain case cannot be drawn: {type(e).__name__}: {e}"]
+    out = []
+    if not ex.grows and any(_arrays(v) for v in values.values()):
+        out.append("takes arrays, but the domain declares no size its cost grows with (grows=(Grows(...),))")
+    for g in ex.grows:
+        sizes = list(g.sizes)
+        factors = {b / a for a, b in zip(sizes, sizes[1:]) if a > 0}
+        if len(sizes) < 2 or len(factors) != 1 or min(factors) <= 1:
+            out.append(f"grows {g.name}: its sizes {sizes} do not grow by one factor (2 or more sizes, each "
+                       f"the one before times the same number)")
+        if not g.name or not g.unit:
+            out.append("grows: a size needs a name and a unit (\"T\", \"position\")")
+        for n in sizes:
+            try:
+                valid = ex.allows(dict(plain, **g.case(n)))
+            except Exception:
+                valid = False
+            if not valid:
+                out.append(f"grows {g.name}: the case at {g.name} = {n} is not a valid call")
     return out
+
+
+def _arrays(value) -> bool:
+    """Whether a drawn argument is an array, or holds one (a list of experts' weights, a cache)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_arrays(v) for v in value)
+    if isinstance(value, dict):
+        return any(_arrays(v) for v in value.values())
+    return False
 
 
 def _load(module_name: str, path: Path):

@@ -51,14 +51,16 @@ def agrees(impl, new, ref, n, dtype):
     raise NotImplementedError("{M}: the kata's own properties, each a @check")
 '''
 DOMAIN = f'''"""The input domain of {{name}}(x): {M} sizes, value families, scalars, invalid calls."""
-from graders.engine.domain import Dim, Domain, Explore, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, floats
 
 
 def draw(new, case: dict) -> dict:
     return {{{{"x": floats(new, "x", (case["n"],), case)}}}}  # {M}: every argument
 
 
-DOMAIN = Domain(Explore("{{name}}", draw, dims={{{{"n": Dim()}}}}))
+DOMAIN = Domain(Explore("{{name}}", draw, dims={{{{"n": Dim()}}}},
+                        # {M}: the size its cost grows with, and others a loop may run over
+                        grows=(Grows("n", "entry", lambda n: {{{{"n": n}}}}),)))
 '''
 BUGS = f'''"""Mistakes candidates make in {{name}}: {M}."""
 from graders.engine.bugs import Bug, edited  # noqa: F401

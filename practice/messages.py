@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from practice import catalogue, clock, paths, term
+from practice import catalogue, clock, paths, render_efficiency, term
 from practice.targets import MockInProgress, NothingInProgress, PracticeInProgress
 
 if TYPE_CHECKING:  # types only: `kata check` loads this module while it grades
@@ -304,4 +304,14 @@ def _mock_notes(q: Question) -> list[str]:
         lines += [f"    - {name}" for name in q.failing]
     if rep and rep.diagnosis:
         lines.append(f"  {kata}, likely cause: {rep.diagnosis}")
-    return lines
+    return lines + _mock_efficiency(kata, rep)
+
+
+def _mock_efficiency(kata: str, rep: Report | None) -> list[str]:
+    """A question's efficiency in the interview report: a line a function, then each remark (a
+    strict interview's gradings hold none: its report shows the figures only)."""
+    e = rep.efficiency if rep is not None else None
+    if e is None or not e.measured:
+        return []
+    lines = [f"  {f.function}, efficiency: {render_efficiency.summary(f)}" for f in e.functions]
+    return lines + [f"  {kata}, remark: {r}" for r in e.remarks]

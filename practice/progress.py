@@ -1,7 +1,9 @@
 """`kata progress`: how ready you are, as figures. Per group of the path: the katas passed
 within their budget, and each kata's time to pass against its budget over its last attempts;
-then the weakest katas (by the schedule: the last attempt or round of follow-ups that went
-worst), the weakest follow-up questions (by their last rating) and what is due for review.
+then the katas passed, but with Python loops where the reference has none (by the
+efficiency of each kata's latest passing grading), the weakest katas (by the schedule: the
+last attempt or round of follow-ups that went worst), the weakest follow-up questions (by
+their last rating) and what is due for review.
 `kata progress --json` prints these figures as they are; practice.render_progress draws them.
 Times are seconds (on the attempt's clock, or since the epoch for `due_at`).
 """
@@ -23,6 +25,7 @@ def figures(s) -> dict:
     attempts = history.attempts_of(s)
     plan = history.plan(s)
     return {"groups": [_group(g, attempts) for g in _groups()],
+            "passed_with_loops": _passed_with_loops(records.last_passing(s)),
             "weakest_katas": _weakest_katas(plan),
             "weakest_follow_ups": _weakest_follow_ups(records.ratings(s)),
             "due": [_due(d, t) for d in plan if d.tried and d.due_at <= t],
@@ -67,6 +70,19 @@ def _attempt(a: dict) -> dict:
     """An attempt in a chart: its number within the kata (`n`), how it went and its time."""
     return {"n": a["n"], "mode": a["mode"], **{f: bool(a[f]) for f in FLAGS},
             "time_used": a["time_used"], "budget": a["budget"], "hints": a["hints"]}
+
+
+def _passed_with_loops(passing: dict[str, dict]) -> list[dict]:
+    """The katas whose latest passing grading loops in Python where the reference does not, in
+    the order of the path, each with what loops ("`causal_mha` loops over the positions (line 14)")."""
+    out = []
+    for k in catalogue.in_path_order():
+        row = passing.get(k.name)
+        e = records.stored_report(row).efficiency if row else None
+        looped = e.looped() if e is not None and e.measured else []
+        if looped:
+            out.append({"kata": k.name, "loops": looped, "at": row["at"]})
+    return out
 
 
 def _weakest_katas(plan) -> list[dict]:

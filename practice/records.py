@@ -191,6 +191,15 @@ def n_gradings(s, attempt_id: int, commands: tuple[str, ...] | None = None) -> i
                  (attempt_id, *commands))[0]
 
 
+def last_passing(s) -> dict[str, dict]:
+    """The latest grading that passed, of each kata that has one (its report included)."""
+    rows = s.all(
+        "SELECT a.kata, c.* FROM gradings c JOIN attempts a ON a.id = c.attempt_id "
+        "WHERE c.id = (SELECT c2.id FROM gradings c2 JOIN attempts a2 ON a2.id = c2.attempt_id "
+        "              WHERE a2.kata = a.kata AND c2.passed = 1 ORDER BY c2.at DESC, c2.id DESC LIMIT 1)")
+    return {r["kata"]: dict(r) for r in rows}
+
+
 def all_gradings(s) -> list[dict]:
     """Every grading of every attempt, oldest first (code and report included)."""
     return _all(s, "SELECT * FROM gradings ORDER BY at, id")

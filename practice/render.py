@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from graders.engine.grammar import count, times, verb
+from graders.engine.grammar import times, verb
 from graders.engine.report import CheckResult, Report, Status
-from practice import clock, paths, picture, term
+from practice import clock, paths, picture, render_efficiency, term
 
 
 def symbols() -> dict[str, str]:
@@ -33,8 +33,9 @@ def _indent(text: str, n: int) -> str:
 @dataclass(frozen=True)
 class Part:
     """A piece of a report, for a screen that must leave some out (practice.screen): `kind`
-    is printed, passed, skipped, todo, failed, message, picture, repro, observed or
-    diagnosis; `first`, whether it belongs to the first failing check."""
+    is printed, passed, skipped, todo, failed, message, picture, repro, observed,
+    diagnosis, efficiency (its figures) or remark; `first`, whether it belongs to the first
+    failing check."""
     kind: str
     lines: list
     first: bool = False
@@ -42,7 +43,8 @@ class Part:
 
 def report(rep: Report, repro: bool = True, room: int | None = None) -> Text:
     """One line per check (a failed one with its message, picture and repro), what was
-    observed, then the diagnosis. An untouched stub says 'not implemented yet' once."""
+    observed, the diagnosis, then the efficiency (once every check passes). An untouched
+    stub says 'not implemented yet' once."""
     return term.join([line for part in parts(rep, repro, room) for line in part.lines])
 
 
@@ -67,6 +69,17 @@ def parts(rep: Report, repro: bool = True, room: int | None = None) -> list[Part
     out += [Part("observed", [Text(f"  Observed: {o}", style="cyan")]) for o in rep.observed]
     if rep.diagnosis:
         out.append(Part("diagnosis", [Text(f"  Likely cause: {rep.diagnosis}", style="magenta")]))
+    return out + _efficiency_parts(rep)
+
+
+def _efficiency_parts(rep: Report) -> list[Part]:
+    """The efficiency measured once every check passes (practice.render_efficiency): its
+    figures, then each remark."""
+    e = rep.efficiency
+    figures = render_efficiency.section(e, remarks=False)
+    out = [Part("efficiency", figures)] if figures else []
+    if e is not None and e.measured:
+        out += [Part("remark", [line]) for line in render_efficiency.remark_lines(e)]
     return out
 
 

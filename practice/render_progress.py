@@ -1,12 +1,12 @@
 """`kata progress` as rich Text: readiness per group of the path, a small chart of each
-kata's time to pass, the weakest katas and follow-ups, and what is due (the figures come
-from practice.progress)."""
+kata's time to pass, the katas passed with Python loops, the weakest katas and follow-ups,
+and what is due (the figures come from practice.progress)."""
 from __future__ import annotations
 
 from rich.text import Text
 
 from graders.engine.grammar import count
-from practice import catalogue, clock, render, render_history, schedule, term
+from practice import catalogue, clock, render_history, schedule, term
 from practice.progress import LAST
 
 
@@ -21,6 +21,12 @@ def progress(fig: dict) -> Text:
         lines += ["", Text(f"{g['group']}: {g['passed_within_budget']} of {g['total']} passed "
                            "within budget", style="bold"),
                   term.columns([_row(r) for r in g["katas"]], squeeze={2: 12})]
+    lines += ["", Text("Passed, but with Python loops the reference does not have", style="bold")]
+    lines.append(term.columns([["  " + w["kata"], "; ".join(w["loops"])] for w in fig["passed_with_loops"]],
+                              squeeze={1: 16})
+                 if fig["passed_with_loops"] else
+                 term.wrap("none: every kata passed last runs its loops as the reference does "
+                           "(`kata check` shows a passing kata's efficiency)", indent="  "))
     lines += ["", Text("Weakest katas", style="bold")]
     lines.append(term.columns([["  " + w["kata"], w["reason"]] for w in fig["weakest_katas"]],
                               squeeze={1: 12})

@@ -7,8 +7,8 @@ changes: a grading began, a check ended, a report came. The clock line alone cha
 second; it is rewritten in place, without clearing, also while a grading runs (from a
 thread of its own). A screen taller than the terminal leaves out the least useful lines
 first, in the order of KEEP: repro code, what the attempt printed, pictures, the messages
-of later failing checks, passing checks, the first failing check's message, what was
-observed, and the likely cause last.
+of later failing checks, the efficiency's figures, passing checks, the first failing
+check's message, what was observed and the efficiency's remarks, and the likely cause last.
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from practice import clock, paths, render, term
 
 # What a part of a report is worth keeping on a short screen: the lowest goes first, and
 # among equals the one shown last.
-KEEP = {"repro": 1, "printed": 2, "picture": 3, "message": 4, "passed": 5, "skipped": 5,
-        "failed": 6, "todo": 6, "first": 7, "observed": 8, "diagnosis": 9}
+KEEP = {"repro": 1, "printed": 2, "picture": 3, "message": 4, "efficiency": 4.5, "passed": 5, "skipped": 5,
+        "failed": 6, "todo": 6, "first": 7, "observed": 8, "remark": 8, "diagnosis": 9}
 HEADER = 9.5    # the name over a question's details: kept while any of them is
 
 

@@ -6,8 +6,10 @@
   Python reads it, token by token (`same_code`): an edit to comments, blank lines or the
   spaces between tokens changes nothing.
 - A grading shows only which checks fail: no message, no likely cause, no named bug, no
-  observed relation, no repro, no picture. It is recorded as shown, so nothing read later
-  (`kata history`, `kata export`, `--json`) says more.
+  observed relation, no repro, no picture; of the efficiency, the figures (Python lines,
+  memory, time, beside the reference's) and no remark, since a remark says what to change.
+  It is recorded as shown, so nothing read later (`kata history`, `kata export`, `--json`)
+  says more.
 - Hints, solutions, comparisons and model answers are refused (practice.aids), also a usage
   error.
 - Each question is submitted once: `kata submit NAME` submits that question as it stands;
@@ -114,7 +116,8 @@ def shown(s, a: dict, report: Report) -> Report:
         return report
     checks = [c if c.status in (Status.SKIPPED, Status.NOT_IMPLEMENTED) else
               replace(c, message="", repro=None, picture=None) for c in report.checks]
-    return replace(report, checks=checks, diagnosis=None, bug=None, observed=[],
+    efficiency = replace(report.efficiency, remarks=[]) if report.efficiency is not None else None
+    return replace(report, checks=checks, diagnosis=None, bug=None, observed=[], efficiency=efficiency,
                    extra=dict(report.extra, strict=True))
 
 

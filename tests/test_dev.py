@@ -155,3 +155,21 @@ def test_dev_update_writes_what_is_derived_and_dev_check_reports_drift(tmp_path)
     assert "| easy | 12 |" in (root / "README.md").read_text()
     assert "(RoPE), the half-split pairing" in (root / "katas" / "rope.py").read_text()
     assert kata("update").stdout.strip() == "every derived file is up to date"
+
+
+def test_a_function_that_takes_arrays_must_say_what_its_cost_grows_with(tmp_path):
+    root = _copy(tmp_path)
+    domain = root / "graders" / "softmax" / "domain.py"
+    text = domain.read_text()
+    declared = '    grows=(Grows("N", "row", lambda n: {"m": n, "n": 8, "lead": 1, "axis": -1}),),\n'
+    assert declared in text
+    domain.write_text(text.replace(declared, ""))
+    assert "softmax: `softmax`: takes arrays, but the domain declares no size its cost grows with " \
+           "(grows=(Grows(...),))" in _faults(root)
+    domain.write_text(text.replace("lambda n: {\"m\": n, \"n\": 8, \"lead\": 1, \"axis\": -1}),",
+                                   "lambda n: {\"m\": n, \"n\": 8, \"lead\": 1, \"axis\": -1}, (32, 64, 100)),"))
+    faults = _faults(root)
+    assert "softmax: `softmax`: grows N: its sizes [32, 64, 100] do not grow by one factor (2 or more sizes, each " \
+           "the one before times the same number)" in faults
+    domain.write_text(text.replace('"lead": 1, "axis": -1}', '"lead": 1, "axis": 5}'))
+    assert "softmax: `softmax`: grows N: the case at N = 32 is not a valid call" in _faults(root)

@@ -70,6 +70,10 @@ def test_reference_passes(kata):
     report = grade(kata, catalogue.get(kata).solution)
     assert report["passed"], failed(report)
     assert len(report["checks"]) >= 5
+    efficiency = report["efficiency"]  # measured once every check passes: nothing to remark on the reference
+    assert efficiency["measured"] and efficiency["remarks"] == [], efficiency["why"] or efficiency["remarks"]
+    for f in efficiency["functions"]:  # the same code runs the same lines, in its process and in the judge
+        assert f["attempt"]["lines"] == f["reference"]["lines"], f["function"]
 
 
 @pytest.mark.parametrize("kata", NAMES)
@@ -154,9 +158,14 @@ def test_at_least_two_alternative_answers(kata):
     assert len(mine) >= 2, f"{kata} needs correct answers in other styles in graders/{kata}/alternatives"
 
 
+BLOCKWISE = ("flash_attention", "sliding_window")   # katas whose answers loop over blocks of positions
+
+
 @pytest.mark.parametrize("path", alternatives(), ids=[alternative_id(p) for p in alternatives()])
 def test_alternative_correct_answer_passes(path):
     kata = kata_for_alternative(path)
     report = grade(kata, path)
     record(kata, "alternative", path.stem, not report["passed"], None, False)
     assert report["passed"], failed(report)
+    if kata in BLOCKWISE and path.stem != "loops":  # a loop over blocks is by design: not worth a remark
+        assert report["efficiency"]["remarks"] == [], report["efficiency"]["remarks"]

@@ -12,7 +12,7 @@ entry). Large cases: one query over 33,000 keys, and 33,000 queries over two key
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
 from graders.engine.probes import through_d_out
 
 ROW_SCALES = np.array([1.0, 30.0, 1e-3, 6.0, 0.3, 18.0])
@@ -72,4 +72,5 @@ DOMAIN = Domain(Explore(
           {-2: "key positions", -1: "features"}],
     constants=lambda c: {"sqrt(d)": np.sqrt(c["d"]), "d": c["d"], "T_q": c["t_q"], "T_k": c["t_k"]},
     probe=through_d_out,
+    grows=(Grows("T", "position", lambda n: {"t_q": n, "t_k": n, "d": 4, "lead": 0, "causal": True}),),
 ))

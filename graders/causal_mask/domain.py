@@ -11,7 +11,7 @@ is -inf there whatever was there), `neg_inf` (-inf already present, blocked or n
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats, with_entries
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats, with_entries
 from graders.engine.inputs import literal
 
 BLOCKED_FILLS = {"blocked_nan": np.nan, "blocked_inf": np.inf, "blocked_huge": None}  # None: the dtype's max
@@ -74,7 +74,8 @@ DOMAIN = Domain(
             families=("blocked_nan", "blocked_inf", "blocked_huge", "neg_inf", "zeros"),
             valid=_valid, invalid=(Invalid(MORE_QUERIES, _more_queries),), masks=("",),
             big=({"t_q": 1, "t_k": 40_000, "lead": 0}, {"t_q": 2, "t_k": 33_000, "lead": 0, "values": "blocked_nan"},
-                 {"t_q": 2, "t_k": 2, "lead": 1, "m": 16_385}, {"t_q": 4, "t_k": 4, "lead": 2})),
+                 {"t_q": 2, "t_k": 2, "lead": 1, "m": 16_385}, {"t_q": 4, "t_k": 4, "lead": 2}),
+            grows=(Grows("T", "position", lambda n: {"t_q": n, "t_k": n, "lead": 0}),)),
     # `omit` (t_k left out) is valid on square cases only: a plain case has t_q < t_k, so it is
     # explored on the square cases of `big` and on the random mixes that draw t_q == t_k
     Explore("causal_mask", draw_mask, dims=SIZES, valid=_valid, float32=False, scalars={"omit": (True,)}, masks=("",),
@@ -82,5 +83,6 @@ DOMAIN = Domain(
                      Invalid("t_k = 0 keys: a query would have no key to attend to", _no_keys)),
             big=({"t_q": 1, "t_k": 40_000}, {"t_q": 1025, "t_k": 1025, "omit": True},
                  {"t_q": 1, "t_k": 1, "omit": True}, {"t_q": 6, "t_k": 6, "omit": True},
-                 {"t_q": 5, "t_k": 5}, {"t_q": 7, "t_k": 7})),
+                 {"t_q": 5, "t_k": 5}, {"t_q": 7, "t_k": 7}),
+            grows=(Grows("T", "position", lambda n: {"t_q": n, "t_k": n}),)),
 )

@@ -7,7 +7,7 @@ rows of scores lie far apart), `zeros` (a position of x that is all zeros).
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
 
@@ -57,4 +57,7 @@ DOMAIN = Domain(Explore(
     invalid=(Invalid("n_heads does not divide d_model", _indivisible),),
     big=({"B": 16_385, "T": 2, "n_heads": 1, "d_head": 2},),   # sequences past 16,384 in one batch
     outputs=("y", "the weights"), axes=AXES, constants=constants, masks=("the weights",),
+    grows=(Grows("T", "position", lambda n: {"T": n, "B": 1, "n_heads": 2, "d_head": 4}),
+           Grows("n_heads", "head", lambda n: {"T": 16, "B": 1, "n_heads": n, "d_head": 4}, (2, 4, 8)),
+           Grows("B", "sequence", lambda n: {"T": 16, "B": n, "n_heads": 2, "d_head": 4}, (2, 4, 8))),
 ))

@@ -10,7 +10,7 @@ known to about 1e-3, and so is softmax - 1 at a confident target.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, floats, with_row_offsets
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, floats, with_row_offsets
 
 STRAY = {"V": lambda V: V, "-1": lambda V: -1, "-100": lambda V: -100}
 
@@ -91,4 +91,5 @@ DOMAIN = Domain(Explore(
     big=({"n": 16_385, "lead": 1, "V": 2, "ignored": 0}, {"n": 2, "lead": 1, "V": 40_000}),
     fixed={"ignored": 3},
     outputs=("the loss", "the gradient"),
+    grows=(Grows("N", "row", lambda n: {"n": n, "V": 8, "lead": 1}),),
 ))

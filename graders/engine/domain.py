@@ -41,6 +41,23 @@ class Dim:
     trivial: int = 1
 
 
+@dataclass(frozen=True, eq=False)
+class Grows:
+    """A size the cost of a call grows with, for the efficiency measured once every check passes
+    (graders.engine.efficiency): how the report names it ("T") and one of it ("position"), the
+    sizes it is measured at (each twice the one before), and `case(n)`, the case entries at size
+    n (the rest is the function's plain case; what grows with it, a block size say, grows here
+    too, and `note` says so: "block_size = T / 4"). A function's first Grows is its main
+    dimension (Python lines, peak memory and time); the others, the heads or the batch, are
+    measured in Python lines only."""
+
+    name: str
+    unit: str
+    case: Callable[[int], dict]
+    sizes: tuple[int, ...] = (16, 32, 64)
+    note: str = ""
+
+
 @dataclass(frozen=True)
 class Invalid:
     """A call the contract says must raise ValueError: `make` turns a valid case into one (or
@@ -86,6 +103,9 @@ class Explore:
     # for a function that returns only a product of its attention weights: arguments that show them
     # (graders.engine.probes: through_v, through_d_out)
     probe: Callable[[dict], Any] | None = None
+    # for the efficiency measured once every check passes: the sizes the cost grows with, the
+    # main one first (none: a call whose cost does not grow, such as a formula on a few ints)
+    grows: tuple[Grows, ...] = ()
 
     def allows(self, case: dict) -> bool:
         """Whether `case` is a valid call: its axis within the array, every size at least its

@@ -131,6 +131,7 @@ def graded(kata: str, path: str | Path, source: bytes | None = None, progress=No
             twin = box.twin(time.monotonic() + seconds)
             candidate.twin = Candidate(twin, box.functions, str(path), grading) if twin is not None else None
         judged = judge.run(module, ref, box, candidate, seconds, progress)
+        cost = _efficiency(kata, ref, candidate, judged, seconds)
     finally:
         if candidate is not None:
             candidate.release_twin()
@@ -138,7 +139,8 @@ def graded(kata: str, path: str | Path, source: bytes | None = None, progress=No
     if box.refused:  # an import refused while a check ran: the file is refused, as if it were read
         return _done(Report(kata, [refused(box.refused)], stdout=box.output.text(),
                             stdout_bytes=box.output.total), started), None
-    report = Report(kata, judge.collapse(judged.results), stdout=box.output.text(), stdout_bytes=box.output.total)
+    report = Report(kata, judge.collapse(judged.results), stdout=box.output.text(), stdout_bytes=box.output.total,
+                    efficiency=cost)
     if judged.failing or judged.named:
         from graders.engine.diagnose import diagnose
 
@@ -148,6 +150,19 @@ def graded(kata: str, path: str | Path, source: bytes | None = None, progress=No
             report.diagnosis, report.bug = found["message"], found["bug"]
     report.observed = _observed(kata, ref, judged)
     return _done(report, started), grading
+
+
+def _efficiency(kata: str, ref, candidate, judged, seconds: float):
+    """The attempt's cost beside the reference's, once every check that ran passed (a failing
+    attempt needs its failures first); None until then."""
+    from graders.engine.report import Status
+
+    ran = [r for r in judged.results if r.status is not Status.SKIPPED]
+    if not ran or any(r.status is not Status.PASSED for r in ran) or candidate.box.gone is not None:
+        return None
+    from graders.engine import efficiency
+
+    return efficiency.measure(kata, ref, candidate, time.monotonic() + seconds)
 
 
 def _observed(kata: str, ref, judged) -> list[str]:

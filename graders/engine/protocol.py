@@ -42,6 +42,9 @@ class Options:
     keep: bool = False              # keep its result, for Fetch, Poke and Kept
     keep_args: bool = False         # keep its argument objects, for a later call's args_from
     global_seed: int | None = None  # seed NumPy's global random state first
+    lines: bool = False             # count the line events of the attempt's file (graders.engine.counting)
+    peak: bool = False              # its tracer's peak, in this process (informative: graders.engine.efficiency)
+    timed: bool = False             # the seconds the call alone took (graders.engine.counting.timed)
 
 
 @dataclass
@@ -184,6 +187,9 @@ class Done:
     measuring: int | None = None      # the child a measured call runs in
     seconds: float = 0.0
     refused: list = field(default_factory=list)
+    lines: list = field(default_factory=list)   # [line, times run] in the attempt's file (lines=True)
+    lines_capped: bool = False        # counting stopped at graders.engine.counting.LINE_CAP
+    timed: float | None = None        # seconds the call alone took (timed=True)
 
     @classmethod
     def read(cls, d: dict) -> "Done":
@@ -197,7 +203,26 @@ class Done:
             warnings=[w for w in _of(d.get("warnings"), list, []) if isinstance(w, dict)][:20],
             peak=_of(d.get("peak"), int), tracer_stopped=d.get("tracer_stopped") is True,
             measuring=_of(d.get("measuring"), int), seconds=float(_of(d.get("seconds"), (int, float), 0.0)),
-            refused=_strings(d.get("refused")))
+            refused=_strings(d.get("refused")), lines=_line_counts(d.get("lines")),
+            lines_capped=d.get("lines_capped") is True, timed=_seconds(d.get("timed")))
+
+
+def _seconds(v) -> float | None:
+    """A duration the attempt's process reports: a finite number of seconds, at least 0."""
+    v = _of(v, (int, float))
+    return float(v) if v is not None and 0 <= v < float("inf") else None
+
+
+MAX_LINES = 5000    # lines of the attempt's file a reply may count
+
+
+def _line_counts(v) -> list:
+    """[line, count] pairs of positive ints, at most MAX_LINES of them (the most run, in line order)."""
+    pairs = [p for p in _of(v, list, []) if isinstance(p, list) and len(p) == 2 and
+             all(_of(x, int) is not None and x > 0 for x in p)]
+    if len(pairs) > MAX_LINES:
+        pairs = sorted(sorted(pairs, key=lambda p: -p[1])[:MAX_LINES])
+    return pairs
 
 
 def _strings(v) -> list:

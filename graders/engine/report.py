@@ -5,10 +5,12 @@
                  "repro": ..., "id": "test_agrees", "function": "softmax", "picture": null}],
      "skipped": [{"name": ..., "why": ..., "id": "test_long", "position": 9}],
      "diagnosis": ..., "bug": ..., "observed": [...],
-     "stdout": ..., "stdout_bytes": 0, "seconds": 0.12}
+     "stdout": ..., "stdout_bytes": 0, "seconds": 0.12,
+     "efficiency": {"measured": ..., "why": ..., "functions": [...], "remarks": [...]}}
 
 `kata check --json` prints this object (a superset of the contract's keys: kata, passed,
-checks with name, passed and message, diagnosis, bug, observed, skipped). `version`
+checks with name, passed and message, diagnosis, bug, observed, skipped, efficiency: its
+shape is graders/engine/costs.py's; not measured, with why, until every check passes). `version`
 changes when a key changes meaning. A check that did not run is a CheckResult with
 Status.SKIPPED in `Report.checks`, in its place; in the JSON it is not under `checks` but
 under `skipped`, with why it did not run and its place among the checks (`position`),
@@ -25,10 +27,12 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from graders.engine.costs import UNMEASURED, Efficiency, combined, not_measured
+
 FORMAT_VERSION = 3
 # The keys a report's JSON has; any other key is kept as it was (`Report.extra`).
 KEYS = ("version", "kata", "passed", "not_implemented", "checks", "skipped", "diagnosis", "bug",
-        "observed", "stdout", "stdout_bytes", "seconds", "reports")
+        "observed", "stdout", "stdout_bytes", "seconds", "reports", "efficiency")
 
 
 class Status(str, enum.Enum):
@@ -101,6 +105,7 @@ class Report:
     observed: list[str] = field(default_factory=list)   # relations to the reference's output the grader found
     extra: dict[str, Any] = field(default_factory=dict)  # keys of other versions, kept as they were
     parts: list[Report] = field(default_factory=list)    # a combined report's reports (Report.combine)
+    efficiency: Efficiency | None = None   # the attempt's cost beside the reference's (graders.engine.efficiency)
 
     @property
     def ran(self) -> list[CheckResult]:
@@ -153,7 +158,7 @@ class Report:
                 "skipped": [c.skipped_dict(i) for i, c in enumerate(self.checks) if c.status is Status.SKIPPED],
                 "diagnosis": self.diagnosis, "bug": self.bug, "observed": list(self.observed),
                 "stdout": self.stdout, "stdout_bytes": self.stdout_bytes, "seconds": round(self.seconds, 3),
-                **self.extra}
+                "efficiency": (self.efficiency or not_measured(UNMEASURED)).to_dict(), **self.extra}
 
     @classmethod
     def from_dict(cls, d: dict) -> Report:
@@ -168,7 +173,7 @@ class Report:
         return cls(d.get("kata") or "", checks, d.get("diagnosis"), d.get("bug"), stdout,
                    len(stdout.encode("utf-8", "replace")) if stdout_bytes is None else stdout_bytes,
                    d.get("seconds") or 0.0, list(d.get("observed") or []),
-                   {k: v for k, v in d.items() if k not in KEYS})
+                   {k: v for k, v in d.items() if k not in KEYS}, efficiency=Efficiency.from_dict(d.get("efficiency")))
 
     @classmethod
     def combine(cls, reports: list[Report]) -> Report:
@@ -181,7 +186,8 @@ class Report:
                    [replace(c, name=f"{r.kata}: {c.name}") for r in reports for c in r.checks],
                    "; ".join(each(lambda r: [r.diagnosis] if r.diagnosis else [])) or None,
                    "; ".join(each(lambda r: [r.bug] if r.bug else [])) or None,
-                   observed=each(lambda r: r.observed), parts=list(reports))
+                   observed=each(lambda r: r.observed), parts=list(reports),
+                   efficiency=combined([(r.kata, r.efficiency) for r in reports]))
 
     def _combined_dict(self) -> dict:
         """The contract's keys for all the questions together (every check with its kata
@@ -191,7 +197,8 @@ class Report:
                 "not_implemented": self.not_implemented,
                 "checks": [dict(c, name=f"{r['kata']}: {c['name']}", kata=r["kata"]) for r in one for c in r["checks"]],
                 "skipped": [dict(c, name=f"{r['kata']}: {c['name']}", kata=r["kata"]) for r in one for c in r["skipped"]],
-                "diagnosis": self.diagnosis, "bug": self.bug, "observed": list(self.observed), "reports": one}
+                "diagnosis": self.diagnosis, "bug": self.bug, "observed": list(self.observed), "reports": one,
+                "efficiency": (self.efficiency or not_measured(UNMEASURED)).to_dict()}
 
 
 def failed(name: str, message: str, **kw) -> CheckResult:

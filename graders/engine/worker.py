@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-from graders.engine import imports, keeping, memory
+from graders.engine import counting, imports, keeping, memory
 from graders.engine.arena import Mappings
 from graders.engine.protocol import Channel
 from graders.engine.wire import (MAX_MESSAGE, WireError, encode, numpy_names, safe_repr, type_name,
@@ -218,6 +218,12 @@ class Worker:
                 result = memory.traced(lambda: fn(*args, **kwargs), reply)
             elif opts.get("warnings"):
                 result = self._warned(fn, args, kwargs, reply)
+            elif opts.get("lines"):
+                result = counting.lines(lambda: fn(*args, **kwargs), self.filename, reply)
+            elif opts.get("peak"):
+                result = counting.peak(lambda: fn(*args, **kwargs), reply)
+            elif opts.get("timed"):
+                result = counting.timed(lambda: fn(*args, **kwargs), reply)
             else:
                 result = fn(*args, **kwargs)
         except BaseException as exc:

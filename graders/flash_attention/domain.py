@@ -8,7 +8,7 @@ and a key of zeros: scores of exactly 0).
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats, with_common_score
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats, with_common_score
 from graders.engine.probes import largest_score, through_v
 
 ROW_SCALES = np.array([1.0, 30.0, 1e-3, 6.0, 0.3, 18.0])
@@ -68,4 +68,6 @@ DOMAIN = Domain(Explore(
     constants=lambda c: {"sqrt(d)": np.sqrt(c["d"]), "d": c["d"], "T_k": c["t_k"], "T_q": c["t_q"],
                          "block_size": c.get("block_size", 128)},
     probe=through_v, magnitude=largest_score,
+    grows=(Grows("T", "position", lambda n: {"t_q": n, "t_k": n, "d": 4, "lead": 0, "block_size": n // 4,
+                                                "causal": True}, note="block_size = T / 4"),),
 ))

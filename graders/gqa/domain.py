@@ -13,7 +13,7 @@ kv_cache_bytes: integer sizes, bytes_per_value 1 to 8, and figures past 2**31 an
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
 
@@ -96,7 +96,13 @@ DOMAIN = Domain(
             invalid=(Invalid("n_heads does not divide W_q.shape[1]", _width_not_divided),
                      Invalid("n_kv_heads does not divide n_heads", _kv_not_dividing)),
             big=({"B": 16_385, "T": 2, "n_kv_heads": 1, "group": 2, "d_head": 1, "d_model": 1},),  # 16,385 sequences
-            outputs=("y", "the weights"), axes=AXES, constants=constants, masks=("the weights",)),
+            outputs=("y", "the weights"), axes=AXES, constants=constants, masks=("the weights",),
+            grows=(Grows("T", "position", lambda n: {"T": n, "B": 1, "n_kv_heads": 2, "group": 2, "d_head": 4,
+                                                        "d_model": 16}),
+                   Grows("n_heads", "head", lambda n: {"T": 16, "B": 1, "n_kv_heads": 1, "group": n, "d_head": 4,
+                                                       "d_model": 16}, (2, 4, 8)),
+                   Grows("B", "sequence", lambda n: {"T": 16, "B": n, "n_kv_heads": 2, "group": 2, "d_head": 4,
+                                                     "d_model": 16}, (2, 4, 8)))),
     Explore("kv_cache_bytes", draw_bytes,
             dims={"n_layers": Dim(small=(1,), base=(2, 3, 4)), "n_kv_heads": Dim(small=(1,), base=(5, 6)),
                   "d_head": Dim(small=(1,), base=(7, 8)), "n_tokens": Dim(small=(1, 2), base=(9, 10, 11))},
@@ -105,5 +111,6 @@ DOMAIN = Domain(
             big=({"n_layers": 80, "n_kv_heads": 8, "d_head": 128, "n_tokens": 131_072, "bytes_per_value": 2},
                  {"n_layers": 61, "n_kv_heads": 7, "d_head": 129, "n_tokens": 10**12 + 1, "bytes_per_value": 2},
                  {"n_layers": 3, "n_kv_heads": 5, "d_head": 7, "n_tokens": 2**53 + 1},
-                 {"n_layers": 1, "n_kv_heads": 1, "d_head": 1, "n_tokens": 2**31 - 1, "bytes_per_value": 1})),
+                 {"n_layers": 1, "n_kv_heads": 1, "d_head": 1, "n_tokens": 2**31 - 1, "bytes_per_value": 1}),
+            grows=(Grows("n_layers", "layer", lambda n: {"n_layers": n}, (8, 16, 32)),)),
 )

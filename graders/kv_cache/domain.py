@@ -14,7 +14,7 @@ skip the checks.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
 from graders.engine.probes import through_cache
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
@@ -158,4 +158,7 @@ DOMAIN = Domain(Explore(
     axes={"y": {0: "batch", 1: "new positions", 2: "features"},
           "the returned cache": {0: "batch", 1: "heads", 2: "positions", 3: "features"}},
     constants=constants, probe=through_cache,
+    grows=(Grows("t_past", "cached position",   # past NumPy's buffers of 8,192 entries: what grows shows
+                 lambda n: {"t_past": n, "t_new": 1, "B": 1, "n_heads": 2, "d_head": 4}, (256, 512, 1024)),
+           Grows("n_heads", "head", lambda n: {"t_past": 16, "t_new": 1, "B": 1, "n_heads": n, "d_head": 4}, (2, 4, 8))),
 ))

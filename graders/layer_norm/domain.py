@@ -10,7 +10,7 @@ eps = 0 meets no constant vector (0 / 0), nor d = 1.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, cast, floats, with_row_offsets
+from graders.engine.domain import Dim, Domain, Explore, Grows, cast, floats, with_row_offsets
 
 ROW_SCALES = np.array([1.0, 1e3, 1e-3, 30.0, 0.05, 300.0, 1.0])
 LEVELS = np.array([0.0, 3.0, 1e6, -2.5])
@@ -62,4 +62,5 @@ DOMAIN = Domain(Explore(
     valid=_valid,
     # rows past 16,384 (blocks of rows that drop a remainder), and one vector of 40,000 features
     big=({"n": 16_385, "lead": 1, "d": 2}, {"lead": 0, "d": 40_000}),
+    grows=(Grows("N", "row", lambda n: {"n": n, "d": 8, "lead": 1}),),
 ))

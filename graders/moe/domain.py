@@ -21,7 +21,7 @@ is every routing weight, which a sum of experts' outputs can amplify.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats, with_row_offsets, with_ties
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats, with_row_offsets, with_ties
 
 OFFSETS = np.array([3.0, -3.0, 0.0, 1.0, -0.43])   # feature 0 of x, times a router row of 1000
 PARTS = ("W_gate", "W_up", "W_down")
@@ -157,7 +157,8 @@ DOMAIN = Domain(
             valid=_valid_layer,
             invalid=LAYER_INVALID,
             # tokens past 16,384 with one feature
-            big=({"n": 16_385, "lead": 1, "d_model": 1, "d_ff": 1, "n_experts": 3},)),
+            big=({"n": 16_385, "lead": 1, "d_model": 1, "d_ff": 1, "n_experts": 3},),
+            grows=(Grows("N", "token", lambda n: {"n": n, "lead": 1, "d_model": 4, "d_ff": 6, "n_experts": 4}),)),
     Explore("load_balancing_loss", draw_loss,
             dims={"N": Dim(small=(1, 12), base=(5, 6, 7), trivial=0), "n_experts": Dim(minimum=2, small=(2, 12), base=(3, 4))},
             families=("ties", "offsets", "cold", "uniform"),
@@ -168,5 +169,6 @@ DOMAIN = Domain(
             # tokens past 16,384; experts past 255 (an 8-bit index wraps) for two tokens: not past
             # 32,767, since a pick by pairwise comparison of the experts, fine for a few hundred,
             # takes n_experts**2 memory per token
-            big=({"N": 16_385, "n_experts": 3}, {"N": 2, "n_experts": 300})),
+            big=({"N": 16_385, "n_experts": 3}, {"N": 2, "n_experts": 300}),
+            grows=(Grows("N", "token", lambda n: {"N": n, "n_experts": 4}),)),
 )

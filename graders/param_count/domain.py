@@ -12,7 +12,7 @@ products pass 2**31 (an int32 anywhere wraps). weight_gib: bits from 1 to 32 (bi
 0 at 4), n_params from 2**20 (below it the float tolerance's atol of 1e-9 GiB decides nothing)
 to 4e11 and past 2**53.
 """
-from graders.engine.domain import Dim, Domain, Explore, Invalid
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid
 
 ARGS = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff")
 
@@ -75,7 +75,8 @@ DOMAIN = Domain(
             big=(dict(EIGHT_B, tie_embeddings=False), dict(EIGHT_B, tie_embeddings=True), BIG_405B,
                  # one layer whose feed-forward alone passes 2**31 (3 * 1024 * 700_000)
                  {"vocab_size": 3, "n_layers": 1, "n_kv_heads": 1, "group": 1, "d_head": 1024, "d_ff": 700_000}),
-            float32=False, fixed={"tie_embeddings": True}),
+            float32=False, fixed={"tie_embeddings": True},
+            grows=(Grows("n_layers", "layer", lambda n: {"n_layers": n}, (8, 16, 32)),)),
     Explore("weight_gib", draw_gib,
             # at least 2**20 weights: the contract's atol of 1e-9 would pass any answer for a handful
             dims={"n_params": Dim(minimum=2**20, small=(2**20, 3_000_001), base=(7_000_000_001, 8_030_261_248))},

@@ -9,7 +9,7 @@ rows (rows taken in chunks that drop the remainder show) and 40,000 features.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, cast, floats
 
 SCALES = {"float64": [1.0, 1e-20, 1e15, 1e-3, 40.0, 1e8, 0.2],
           "float32": [1.0, 1e-3, 1e4, 0.05, 40.0, 300.0, 0.2]}
@@ -52,4 +52,5 @@ DOMAIN = Domain(Explore(
     scalars={"eps": (0.0, 1.0)},
     valid=_valid,
     big=({"m": 16_385, "d": 2, "lead": 1}, {"d": 40_000, "lead": 0}),
+    grows=(Grows("N", "row", lambda n: {"m": n, "d": 8, "lead": 1}),),
 ))

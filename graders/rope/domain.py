@@ -10,7 +10,7 @@ boundaries: 33,000 positions of d = 2, and 16,385 rows of one position.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, floats
 
 
 def _positions(new, case: dict):
@@ -55,4 +55,5 @@ DOMAIN = Domain(Explore(
     invalid=(Invalid(ODD, lambda c: dict(c, d=2 * c["d_half"] - 1)), Invalid(ODD, lambda c: dict(c, d=2 * c["d_half"] + 1))),
     big=({"T": 33_000, "d_half": 1, "lead": 0, "values": "default_positions"},
          {"T": 1, "d_half": 1, "m": 16_385, "lead": 1}),
+    grows=(Grows("T", "position", lambda n: {"T": n, "d_half": 4, "lead": 0}),),
 ))

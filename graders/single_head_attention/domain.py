@@ -8,7 +8,7 @@ features, d_k or d_model, the work stays small; T past 1024 is the grader's own 
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, cast, floats
 from graders.engine.probes import largest_projected_score
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
@@ -53,4 +53,5 @@ DOMAIN = Domain(Explore(
     outputs=("out", "the weights"), masks=("the weights",), magnitude=largest_projected_score,
     axes=[{0: "positions", 1: "features"}, {0: "query positions", 1: "key positions"}],
     constants=constants,
+    grows=(Grows("T", "position", lambda n: {"T": n, "d_model": 4, "d_k": 4}),),
 ))

@@ -14,7 +14,7 @@ before the memory check (T = 8192) could name its mistake; the grader's own slow
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
 from graders.engine.probes import largest_score, through_v
 
 ROW_SCALES = np.array([1.0, 30.0, 1e-3, 6.0, 0.3, 18.0])
@@ -77,4 +77,5 @@ DOMAIN = Domain(Explore(
     axes={-2: "positions", -1: "features"},
     constants=lambda c: {"sqrt(d)": np.sqrt(c["d"]), "d": c["d"], "T": c["T"], "window": window_of(c)},
     probe=through_v, magnitude=largest_score,
+    grows=(Grows("T", "position", lambda n: {"T": n, "d": 4, "lead": 0, "window": 8}, (128, 256, 512), note="window = 8"),),
 ))

@@ -8,7 +8,7 @@ range: 745 below the slice's largest in float64, 100 in float32).
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, cast, floats, with_entries, with_row_offsets, with_ties
+from graders.engine.domain import Dim, Domain, Explore, Grows, cast, floats, with_entries, with_row_offsets, with_ties
 
 
 def _shape(case: dict) -> tuple[int, tuple[int, ...]]:
@@ -50,4 +50,5 @@ DOMAIN = Domain(Explore(
     families=("huge", "offsets", "neg_inf", "ties", "zeros", "subnormal"),
     extreme=("huge", "offsets"),
     big=({"n": 40_000, "m": 1}, {"m": 16_385, "n": 3, "lead": 1}),
+    grows=(Grows("N", "row", lambda n: {"m": n, "n": 8, "lead": 1, "axis": -1}),),
 ))

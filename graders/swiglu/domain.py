@@ -11,7 +11,7 @@ the contract's tolerance (the kata's own `huge` check grades float32 with a scal
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, cast, floats
 
 ROW_SCALES = np.array([1.0, 1e3, 1e-3, 30.0, 0.05, 300.0, 1.0])
 
@@ -67,4 +67,5 @@ DOMAIN = Domain(Explore(
     # rows past 16,384 with a small d_model; a hidden layer past 32,767 for one position
     big=({"n": 16_385, "lead": 1, "d_model": 2, "d_ff": 3},
          {"n": 1, "lead": 1, "d_model": 1, "d_ff": 40_000}),
+    grows=(Grows("N", "row", lambda n: {"n": n, "d_model": 4, "d_ff": 8, "lead": 1}),),
 ))

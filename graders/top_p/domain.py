@@ -11,7 +11,7 @@ A sample is compared with the reference only where the contract fixes it: at tem
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, floats, with_row_offsets, with_ties
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, floats, with_row_offsets, with_ties
 
 
 def _logits(new, case: dict) -> np.ndarray:
@@ -62,9 +62,11 @@ DOMAIN = Domain(
     Explore("top_p_probs", draw_probs, dims=SIZES, lead=2, families=("ties", "offsets", "huge"),
             extreme=("offsets", "huge"), scalars=SCALARS, valid=_valid, invalid=INVALID,
             big=({"V": 40_000, "lead": 0, "top_p": 0.9}, {"V": 3, "m": 16_385, "lead": 1, "top_p": 0.5}),
-            fixed={"temperature": 0.8, "top_p": 0.9}),
+            fixed={"temperature": 0.8, "top_p": 0.9},
+            grows=(Grows("V", "token", lambda n: {"V": n, "lead": 0}, (64, 128, 256)),)),
     Explore("sample_top_p", draw_sample, dims=SIZES, lead=2, families=("ties", "offsets"),
             scalars=SCALARS, valid=_valid, invalid=INVALID, determined=_determined,
             big=({"V": 40_000, "lead": 0, "temperature": 0.0},),
-            fixed={"temperature": 0.0, "top_p": 0.9}),
+            fixed={"temperature": 0.0, "top_p": 0.9},
+            grows=(Grows("V", "token", lambda n: {"V": n, "lead": 0}, (64, 128, 256)),)),
 )

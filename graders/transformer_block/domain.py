@@ -18,7 +18,7 @@ d_ff = 32,769.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Invalid, cast, floats
+from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0])
 NAMES = ("attn_norm", "W_q", "W_k", "W_v", "W_o", "ffn_norm", "W_gate", "W_up", "W_down")
@@ -142,4 +142,8 @@ DOMAIN = Domain(Explore(
     fixed={"positions": "shuffled"},
     axes={0: "batch", 1: "positions", 2: "features"},
     constants=constants,
+    grows=(Grows("T", "position", lambda n: {"T": n, "B": 1, "n_kv_heads": 1, "group": 2, "d_half": 2, "d_model": 8,
+                                                "d_ff": 8}),
+           Grows("n_heads", "head", lambda n: {"T": 16, "B": 1, "n_kv_heads": 1, "group": n, "d_half": 2, "d_model": 8,
+                                               "d_ff": 8}, (2, 4, 8))),
 ))
