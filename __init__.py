@@ -16,24 +16,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def main() -> None:
-    """The `kata` command."""
+    """The `kata` command: what it does before loading click (practice.startup: a Tab answered,
+    the judge of a `kata check` started), then the command line (kata.py)."""
     if sys.path[:1] != [HERE]:
         sys.path.insert(0, HERE)
-    if "_KATA_COMPLETE" in os.environ:  # a Tab in the shell: answered without click when it can be
-        from practice.completion import complete_quickly
+    from practice import startup
 
-        complete_quickly()
-    _grading_first(sys.argv[1:])
+    startup.before_loading(sys.argv[1:])
     from kata import cli
 
     cli(prog_name="kata")
-
-
-def _grading_first(args: list[str]) -> None:
-    """`kata check ...`, unless it asks for help: the grading process starts before click and
-    the command line load, so that its NumPy import overlaps theirs (the command then finds
-    it started). A usage error ends it with `kata`, as any other."""
-    if args[:1] == ["check"] and not {"-h", "--help"} & set(args):
-        from practice import grading
-
-        grading.prepare([a for a in args[1:] if not a.startswith("-")])

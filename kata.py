@@ -10,21 +10,16 @@ process loads the rest.
 """
 from __future__ import annotations
 
-import signal
+from practice import startup
 
-# Ctrl-C while kata loads its modules ends it at once, quietly, with the status of an
-# interrupted command (130); once loaded, commands take it as KeyboardInterrupt (KataGroup).
-_QUIET_INTERRUPT = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-if _QUIET_INTERRUPT:
-    signal.signal(signal.SIGINT, lambda *_: __import__("os")._exit(130))
+startup.quiet_while_loading()  # until the command is loaded (practice.startup)
 
-from pathlib import Path
+from pathlib import Path  # noqa: E402
 
 import click
 
 from practice.check_cli import check_command
-from practice.cli import (friendly, grading_starts, kata_argument, kata_of, leave, open_practice,
-                          out, spoiler_guard)
+from practice.cli import friendly, kata_argument, kata_of, open_practice, out, spoiler_guard
 from practice.dev_cli import dev_group
 from practice.examples import with_examples
 
@@ -50,14 +45,14 @@ class KataGroup(click.Group):
 
     def main(self, args=None, *rest, **kwargs):
         """As `kata` run from a shell (its arguments from sys.argv), a command that has
-        finished leaves at once (practice.cli.leave); called with arguments (click's test
+        finished leaves at once (practice.startup.leave); called with arguments (click's test
         runner), it returns or raises as click's main does."""
         if args is not None:
             return super().main(args, *rest, **kwargs)
         try:
             return super().main(args, *rest, **kwargs)
         except SystemExit as e:
-            leave(e.code)
+            startup.leave(e.code)
 
 
 @click.group(cls=KataGroup, context_settings=CONTEXT)
@@ -200,7 +195,7 @@ def watch_command(kata, poll, interval):
     contents change (in a mock interview, every question), stops the clock when every
     check passes. Ctrl-C leaves (exit status 130).
     """
-    grading_starts(_name(kata))
+    startup.start_grading(_name(kata))
     from practice import targets, watch
 
     p = open_practice()
@@ -218,7 +213,7 @@ def submit_command(kata):
     its report and asks the follow-up questions (a strict one submits NAME alone).
     Exit status 0 when everything passed, 1 otherwise.
     """
-    grading_starts(_name(kata))
+    startup.start_grading(_name(kata))
     from practice import catalogue, followups, messages, mock, render, strict
 
     p = open_practice()
@@ -487,8 +482,7 @@ def help_command(command):
 with_examples(cli)  # each command's help ends with its examples (practice/examples.py)
 
 
-if _QUIET_INTERRUPT:  # loaded: Ctrl-C is a KeyboardInterrupt again
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+startup.loaded()  # Ctrl-C is a KeyboardInterrupt again
 
 if __name__ == "__main__":  # pragma: no cover
     cli(prog_name="kata")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from practice.cli import friendly, grading_starts, kata_argument, open_practice, out
+from practice import startup
+from practice.cli import friendly, kata_argument, open_practice, out
 
 
 def _name(k) -> str | None:
@@ -33,7 +34,7 @@ def check_command(kata, file, as_json):
     passes, 1 when any fails, 2 on a usage error. On a terminal, each check shows as it
     ends.
     """
-    grading_starts(_name(kata), file and str(file))
+    startup.start_grading(_name(kata), file and str(file))
     from practice import grading, paths, targets, term
 
     ctx = click.get_current_context()
@@ -66,26 +67,13 @@ def _drawn(live: bool, label: str, file, kata: str):
     place until it ends (practice.checking); elsewhere none, and what prints a report is
     imported while it grades."""
     if not live:
-        _load_rendering_meanwhile()
+        startup.load_meanwhile("practice.messages")  # what prints the report, while it grades
         yield {}
         return
     from practice.checking import Progress
 
     with Progress(label, file, kata) as shown:
         yield {"progress": shown.add}
-
-
-def _load_rendering_meanwhile() -> None:
-    """Import what prints a report (rich) while the grading process grades."""
-    import threading
-
-    def load():
-        try:
-            from practice import messages  # noqa: F401
-        except Exception:
-            pass
-
-    threading.Thread(target=load, daemon=True).start()
 
 
 def _name_of(file: Path) -> str:

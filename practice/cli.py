@@ -10,12 +10,12 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import NoReturn
 
 import click
 
+from practice import startup
+
 SIGPIPE_STATUS = 128 + 13  # how a shell reports a command that its reader stopped reading
-INTERRUPTED_STATUS = 128 + 2  # and one stopped by Ctrl-C (SIGINT)
 
 
 class KataName(click.ParamType):
@@ -55,14 +55,6 @@ def kata_argument(required: bool = True):
     """The NAME argument of a command: a kata's catalogue entry."""
     return click.argument("kata", metavar="NAME" if required else "[NAME]", type=KATA,
                           required=required)
-
-
-def grading_starts(*hints: str | None) -> None:
-    """Start the grading process: first thing once the command line is parsed, in the
-    commands that grade. `hints` (a kata's name, a file) say which grader to load ahead."""
-    from practice import grading
-
-    grading.prepare([h for h in hints if h])
 
 
 def open_practice(json_mode: bool = False):
@@ -133,7 +125,7 @@ def friendly(f):
             _reader_gone()
         except KeyboardInterrupt:  # Ctrl-C: the status a shell gives a command it interrupted
             sys.stderr.write("\n")
-            sys.exit(INTERRUPTED_STATUS)
+            sys.exit(startup.INTERRUPTED)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:
@@ -170,25 +162,6 @@ def click_error(e: Exception) -> click.ClickException | None:
     if isinstance(e, sqlite3.DatabaseError):
         return _damaged(e)
     return None
-
-
-def leave(code) -> NoReturn:
-    """End the process as a finished command: what it wrote flushed and the exit handlers
-    run (those that close or kill what this process started), but without the teardown of
-    every module the interpreter does at exit, some 20 ms a command would wait for and need
-    nothing from. `code` is what sys.exit was given."""
-    import atexit
-
-    if code is not None and not isinstance(code, int):
-        print(code, file=sys.stderr)
-        code = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a reader gone, a stream closed
-            pass
-    atexit._run_exitfuncs()
-    os._exit(code or 0)
 
 
 def _run(f, *args, **kwargs):

@@ -724,13 +724,12 @@ def test_a_new_attempt_at_a_kata_passed_before_still_asks_before_spoiling(kenv):
 def test_the_grading_process_starts_first_only_for_a_check_that_will_grade(monkeypatch):
     """`kata check ...` starts the grading process before click loads; a request for help,
     or any other command, starts nothing there."""
-    import attention_katas
-    from practice import grading
+    from practice import grading, startup
 
     started = []
     monkeypatch.setattr(grading, "prepare", lambda hints=(): started.append(list(hints)))
     for args in (["check", "--help"], ["check", "softmax", "-h"], ["list"], ["watch", "softmax"], []):
-        attention_katas._grading_first(args)
+        startup.grading_first(args)
     assert started == []
-    attention_katas._grading_first(["check", "softmax", "--file", "x/softmax.py", "--json"])
+    startup.grading_first(["check", "softmax", "--file", "x/softmax.py", "--json"])
     assert started == [["softmax", "x/softmax.py"]]

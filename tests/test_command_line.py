@@ -75,7 +75,7 @@ def test_an_unknown_kata_is_a_usage_error_from_the_parser(kenv):
 
 
 def test_a_finished_command_leaves_with_its_output_its_status_and_its_exit_handlers():
-    code = ("import atexit, sys\nfrom practice.cli import leave\n"
+    code = ("import atexit, sys\nfrom practice.startup import leave\n"
             "atexit.register(lambda: print('exit handler', flush=True))\n"
             "print('buffered', end='')\nsys.stderr.write('note')\nleave(int(sys.argv[1]))\n")
     for status in (0, 1, 2):
