@@ -1,6 +1,7 @@
-"""What kata.py's commands share: the KataName parameter type and the NAME argument, the
-store each command opens, the kata a command means, the spoiler guard, the one output path
-and the mapping of known conditions to click's errors and exit statuses.
+"""What the commands (practice/commands/) share: the KataName parameter type and the NAME
+argument, the examples that end a command's help, the store each command opens, the kata a
+command means, the spoiler guard, the one output path and the mapping of known conditions to
+click's errors and exit statuses.
 
 It imports click and nothing heavy: the commands that grade start the grading process
 once click has parsed their command line, and everything loaded before that delays it.
@@ -8,6 +9,7 @@ once click has parsed their command line, and everything loaded before that dela
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 
@@ -55,6 +57,25 @@ def kata_argument(required: bool = True):
     """The NAME argument of a command: a kata's catalogue entry."""
     return click.argument("kata", metavar="NAME" if required else "[NAME]", type=KATA,
                           required=required)
+
+
+def name_of(k) -> str | None:
+    """The name of the kata NAME gave (a catalogue entry), or None when NAME was not given."""
+    return k.name if k else None
+
+
+def examples(*lines: str):
+    """End the help of the command below (`kata COMMAND --help`, `kata help COMMAND`) with its
+    examples: a command line each, and what it does, in the column the help text keeps. They
+    are kept as they are written (`\\b` keeps click from wrapping them)."""
+
+    def add(command: click.Command) -> click.Command:
+        heading = "Example:" if len(lines) == 1 else "Examples:"
+        command.help = inspect.cleandoc(command.help or "") + "\n\n\b\n" + heading + "\n" + "\n".join(
+            "  " + line for line in lines)
+        return command
+
+    return add
 
 
 def open_practice(json_mode: bool = False):

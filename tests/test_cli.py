@@ -40,7 +40,8 @@ def test_every_command_and_option_has_help():
 def test_the_command_list_shows_each_help_line_whole(kenv):
     r = kenv.run("--help", env={"COLUMNS": "80"})
     commands = r.stdout.split("Commands:")[1]
-    assert "..." not in commands and len(commands.strip().splitlines()) == len(kata.cli.commands)
+    assert "..." not in commands
+    assert len(commands.strip().splitlines()) == len(kata.cli.list_commands(click.Context(kata.cli)))
 
 
 def test_help_runs_for_every_command(kenv):

@@ -1,6 +1,6 @@
-"""The `kata dev` commands, for the repository's own katas: check that every one is whole,
-or write the files of a new one (the work is in practice.dev and practice.dev_new). kata.py
-adds the group to the command line; like its commands, these load what they need when run.
+"""`kata dev`, for the repository's own katas: check that every one is whole, write anew what
+is derived, or write the files of a new one (the work is in practice.dev, practice.dev_update
+and practice.dev_new). Its commands load what they need when run.
 """
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from practice.cli import out
 
 
 @click.group("dev")
-def dev_group():
+def command():
     """Check the repository's katas whole, or start a new one."""
 
 
-@dev_group.command("check")
+@command.command("check")
 def dev_check_command():
     """Check that every kata is whole; exit 1 naming each kata and fault.
 
@@ -41,7 +41,7 @@ def dev_check_command():
     click.get_current_context().exit(1 if faults else 0)
 
 
-@dev_group.command("update")
+@command.command("update")
 def dev_update_command():
     """Write anew what is derived from one source: each stub from its reference (the question,
     the signatures), each reference's time budget from the catalogue, the README's table of
@@ -51,17 +51,18 @@ def dev_update_command():
     Example:
       kata dev update                    in a clone of the repository, after editing a reference
     """
+    from graders.engine.grammar import count
     from practice import dev, dev_update, paths
 
     root = _repository()
     written = dev_update.update(root, dev.entries(root))
     for path in written:
         out(f"wrote {paths.shown(path)}")
-    out(f"{len(written)} derived file{'s' if len(written) != 1 else ''} written anew" if written
+    out(f"{count(len(written), 'derived file')} written anew" if written
         else "every derived file is up to date")
 
 
-@dev_group.command("new")
+@command.command("new")
 @click.argument("name")
 @click.option("--title", help="The kata's title (default: from its name).")
 @click.option("--minutes", type=click.IntRange(1, 24 * 60), default=20, show_default=True,

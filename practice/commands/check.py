@@ -1,7 +1,6 @@
 """`kata check`: grade the attempt (every question of a mock interview) or any file, and print
 the report: on a terminal its checks as they end first (practice.checking), as JSON with
---json. kata.py adds the command to the command line; like its other commands, this one
-loads what it needs when it runs, once the grading process has started.
+--json. It loads what it needs when it runs, once the grading process has started.
 """
 from __future__ import annotations
 
@@ -11,13 +10,15 @@ from pathlib import Path
 import click
 
 from practice import startup
-from practice.cli import friendly, kata_argument, open_practice, out
+from practice.cli import examples, friendly, kata_argument, name_of, open_practice, out
 
 
-def _name(k) -> str | None:
-    return k.name if k else None
-
-
+@examples(
+    'kata check                         the attempt in progress',
+    'kata check rope                    your attempt at rope',
+    'kata check --file softmax.py       any file (its name names the kata)',
+    'kata check gqa --file x.py --json  one JSON object on stdout',
+)
 @click.command("check")
 @kata_argument(required=False)
 @click.option("--file", "file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -25,7 +26,7 @@ def _name(k) -> str | None:
 @click.option("--json", "as_json", is_flag=True,
               help="Print the report as one JSON object on stdout (notes go to stderr).")
 @friendly
-def check_command(kata, file, as_json):
+def command(kata, file, as_json):
     """Grade your attempt, or any file with --file.
 
     Grades NAME's attempt, or the attempt of the session in progress (in a mock
@@ -34,20 +35,20 @@ def check_command(kata, file, as_json):
     passes, 1 when any fails, 2 on a usage error. On a terminal, each check shows as it
     ends.
     """
-    startup.start_grading(_name(kata), file and str(file))
+    startup.start_grading(name_of(kata), file and str(file))
     from practice import grading, paths, targets, term
 
     ctx = click.get_current_context()
     live = not as_json and term.live()  # on a terminal: the header at once, each check as it ends
     if file is not None:
-        name = kata.name if kata else _name_of(file)
+        name = kata.name if kata else _kata_of_file(file)
         source = paths.read_attempt(file)
         with _drawn(live, name, file, name) as progress:
             report = grading.grade(name, file, source=source, **progress)
         _show([(name, file, report)], as_json, recorded=False)
         ctx.exit(0 if report.passed else 1)
     p = open_practice(json_mode=as_json)
-    before = targets.to_grade(p.store, _name(kata))
+    before = targets.to_grade(p.store, name_of(kata))
     done = []
     for a in before:
         with _drawn(live, _label(p, a), a["path"], a["kata"]) as progress:
@@ -76,7 +77,7 @@ def _drawn(live: bool, label: str, file, kata: str):
         yield {"progress": shown.add}
 
 
-def _name_of(file: Path) -> str:
+def _kata_of_file(file: Path) -> str:
     from practice import catalogue
 
     if file.stem not in catalogue.names():
