@@ -4,10 +4,14 @@ lines that rebuild the inputs and make the failing calls."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from graders.engine.inputs import literal
+
+if TYPE_CHECKING:
+    from graders.engine.recorder import Call
 
 
 def written_call(function: str, args: tuple, kwargs: dict, names: dict) -> str:
@@ -73,6 +77,12 @@ def repro_for(calls: list[Call], inputs, path: str | None,
 
 _KEPT = re.compile(r"^\(out\d+ := (.*)\)$")                          # (out1 := f(x)): a result kept
 _POKED = re.compile(r"^\(\[a\.__setitem__\(Ellipsis, .*? if isinstance\(a, np\.ndarray\)\], (.*)\)\[1\]$")
+
+
+def kept_as(source: str) -> int | None:
+    """N when a call's source keeps what it returned as `outN` in a repro, else None."""
+    found = _KEPT.match(source)
+    return int(source[4:source.index(" ")]) if found else None
 
 
 def plain(source: str) -> str:

@@ -13,6 +13,10 @@ Every message is one `graders.engine.wire` message (JSON header, raw array bytes
 header is a JSON object with an "op". The judge's requests are built here and trusted by
 the attempt's process; its replies are read back through `Done.read` and the like, which
 keep only fields of the expected types, since the attempt can write anything into them.
+A call's arguments may hold a `wire.Kept`: a result an earlier call returned that the
+attempt's process kept (Options.keep), passed back by reference, as a decoding loop passes
+its cache back; the judge cannot read such an object's bytes, so the call's Done says which
+of them it wrote into (`kept_written`).
 A batch of calls is one request; the replies stream back one per call, so the judge
 compares each result while the next call runs, and a call that hangs or crashes is known
 by which reply is missing.
@@ -42,6 +46,7 @@ class Options:
     keep: bool = False              # keep its result, for Fetch, Poke and Kept
     keep_args: bool = False         # keep its argument objects, for a later call's args_from
     global_seed: int | None = None  # seed NumPy's global random state first
+    fresh_views: bool = False       # with args_from: each array passed as a new view of the same memory
 
 
 @dataclass
@@ -206,6 +211,7 @@ class Done:
     measuring: int | None = None      # the child a measured call runs in
     seconds: float = 0.0
     refused: list = field(default_factory=list)
+    kept_written: list = field(default_factory=list)  # [argument, path] of results passed back (Kept) it wrote into
 
     @classmethod
     def read(cls, d: dict) -> "Done":
@@ -219,7 +225,17 @@ class Done:
             warnings=[w for w in _of(d.get("warnings"), list, []) if isinstance(w, dict)][:20],
             peak=_of(d.get("peak"), int), tracer_stopped=d.get("tracer_stopped") is True,
             measuring=_of(d.get("measuring"), int), seconds=float(_of(d.get("seconds"), (int, float), 0.0)),
-            refused=_strings(d.get("refused")))
+            refused=_strings(d.get("refused")), kept_written=_places(d.get("kept_written")))
+
+
+def _places(v) -> list:
+    """[argument, path] pairs: an argument's index or keyword, and a list of indices and keys."""
+    out = []
+    for place in _of(v, list, [])[:16]:
+        if isinstance(place, list) and len(place) == 2 and isinstance(place[0], (int, str)) \
+                and not isinstance(place[0], bool) and isinstance(place[1], list):
+            out.append([place[0], [p for p in place[1] if isinstance(p, (int, str)) and not isinstance(p, bool)]])
+    return out
 
 
 def _strings(v) -> list:

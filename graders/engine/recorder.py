@@ -24,7 +24,7 @@ from graders.engine import call_text
 from graders.engine import protocol
 from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
 from graders.engine.protocol import CallRequest, Options
-from graders.engine.wire import Opaque, copy_with_layout, digest  # noqa: F401  (Opaque: for graders)
+from graders.engine.wire import Kept, Opaque, copy_with_layout, digest  # noqa: F401  (Opaque: for graders)
 
 # Arrays recorded for diagnosis and repro are kept only below this size.
 RECORD_LIMIT_BYTES = 4 << 20
@@ -101,6 +101,8 @@ class Call:
     process: int = 0            # the attempt's process it was made in (graders.engine.sandbox.Sandbox.process)
     views: tuple = ((), {})     # its arguments as the attempt's process saw them: views of the shared memory
     shapes: Any = ""            # its arrays, by name, shape and dtype (or what writes that, for a small call)
+    passed: dict = field(default_factory=dict)  # argument -> (call id, path): a kept result passed back by reference
+    form: Any = None            # what it returned with every array emptied (its types), when `outcome` is not kept
 
     @property
     def source(self) -> str:
@@ -184,6 +186,18 @@ def _nbytes(obj: Any) -> int:
     if isinstance(obj, dict):
         return sum(_nbytes(o) for o in obj.values())
     return 0
+
+
+def form(value: Any, depth: int = 0) -> Any:
+    """`value` with every array replaced by an empty one of its dtype: its types, for the rules
+    (graders.engine.rules), at no cost in memory."""
+    if isinstance(value, np.ndarray):
+        return np.empty(0, value.dtype)
+    if depth < 8 and isinstance(value, (tuple, list)):
+        return type(value)(form(v, depth + 1) for v in value)
+    if depth < 8 and isinstance(value, dict):
+        return type(value)((k, form(v, depth + 1)) for k, v in value.items())
+    return value
 
 
 def _held(value: Any) -> Any:
@@ -281,20 +295,27 @@ class Recorded:
         that earlier call kept (Candidate.again); `source`: the Python that makes the same
         call, when it is not plain."""
         g, cand = self.candidate.grading, self.candidate
+        sent_args, sent_kwargs = args, kwargs
+        passed = {key: v for key, v in [*enumerate(args), *kwargs.items()] if type(v) is Kept}
+        if passed:  # what the attempt's process passes back by reference, as the judge last saw it
+            args, kwargs = cand.resolved(args, kwargs)
         digests = fingerprints(args, kwargs)
-        ahead = cand.take_ahead(self.name, digests, args_from)
+        ahead = cand.take_ahead(self.name, digests, args_from, by_reference=bool(passed))
         inputs = g.inputs
         small = g.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
         if source is None:  # small arguments: written when read, with the names the inputs have now
             names = dict(inputs.names) if inputs is not None else {}
+            for key, kept in passed.items():  # a result passed back is named as the repro keeps it: out1[1]
+                names[id(args[key] if isinstance(key, int) else kwargs[key])] = cand.kept_name(kept)
             source = functools.partial(call_text.written_call, self.name, args, kwargs, names)
-            source = source if small else source()  # large ones are not kept for it
+            source = source if small and not passed else source()  # large ones are not kept for it
         # the judge's arrays never reach the attempt (it gets copies), so the call keeps the arrays
         # themselves; the end of the case checks by fingerprint that the check left them as sent
         call = Call(self.name, *(_held((args, kwargs)) if small else ((), {})), written=source,
                     recorded=small, id=ahead.id if ahead else g.next_id(), check=g.check, digests=digests,
                     repro=(inputs.lines, len(inputs.lines)) if inputs is not None else ([], 0))
         call.process = cand.box.process
+        call.passed = {key: (kept.call, kept.path) for key, kept in passed.items()}
         call.shapes = functools.partial(call_text.shapes, (args, kwargs), dict(inputs.names) if inputs else {}) \
             if small else call_text.shapes((args, kwargs), inputs.names if inputs is not None else {})
         g.calls.append(call)
@@ -303,8 +324,8 @@ class Recorded:
             sent, placed = (ahead.args, ahead.kwargs), ahead.placed
         else:
             sent = (args, kwargs)
-            placed = cand.box.send([CallRequest(call.id, self.name, [] if args_from else list(args),
-                                                {} if args_from else dict(kwargs), Options(**g.opts), args_from)],
+            placed = cand.box.send([CallRequest(call.id, self.name, [] if args_from else list(sent_args),
+                                                {} if args_from else dict(sent_kwargs), Options(**g.opts), args_from)],
                                    g.deadline)
         call.views = cand.earlier_views(args_from) if args_from else _views(sent, placed)
         done = cand.box.next_done(g.deadline)
@@ -313,7 +334,7 @@ class Recorded:
         if done.error is not None:
             call.outcome = Raised({"type": "GradingError", "message": done.error})
             raise AttemptRaised(f"{call.source}: {done.error}", call.outcome)
-        self._after(g, call, args, kwargs, done)
+        self._after(g, call, args, kwargs, done, {key: cand.kept_name(kept) for key, kept in passed.items()})
         call.peak, call.warnings = done.peak, done.warnings
         call.shares = done.shares
         if call.shares:
@@ -324,14 +345,18 @@ class Recorded:
         out = done.value
         call.kept = small and g.repeatable and _nbytes(out) <= RECORD_LIMIT_BYTES
         call.outcome = copy.deepcopy(out) if call.kept else None
+        call.form = None if call.kept else form(out)
         call.returned = True
+        if g.opts.get("keep"):  # the attempt's process holds it: a later call may pass it back (Kept)
+            cand.returned[call.id] = clone(out)
         return out
 
     @staticmethod
-    def _after(g: Grading, call: Call, args: tuple, kwargs: dict, done: protocol.Done) -> None:
+    def _after(g: Grading, call: Call, args: tuple, kwargs: dict, done: protocol.Done, kept_names: dict) -> None:
         """What the call changed in its arguments (read by the judge from the shared memory the
-        attempt's process saw them in, and named part by part here), and the new state of each
-        Generator it was given."""
+        attempt's process saw them in, and named part by part here; for a result passed back by
+        reference, as the attempt's process reported it, under `kept_names`), and the new state of
+        each Generator it was given."""
         inputs = g.inputs
         seen_args, seen_kwargs = call.views
         changed = {}
@@ -350,12 +375,15 @@ class Recorded:
             name = (inputs.name_of(sent) if inputs else None) or (
                 f"argument {key + 1}" if isinstance(key, int) else str(key))
             call.mutated.append(f"{name}[{entry!r}] (replaced)")
+        for key, path in done.kept_written:  # a result passed back by reference, which the judge cannot read
+            name = kept_names.get(key) or (f"argument {key + 1}" if isinstance(key, int) else str(key))
+            call.mutated.append(name + "".join(f"[{p!r}]" for p in path))
         for key, now in done.rngs.items():
             key = int(key) if isinstance(key, str) and key.isdigit() else key
             _move_generators(args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key), now)
         if call.mutated:
             g.mutations.append(call)
-            if call.recorded:
+            if call.recorded and not done.kept_written:  # what it left in a result passed back is not known here
                 call.after = (tuple(changed.get(i, a) for i, a in enumerate(call.args)),
                               {k: changed.get(k, v) for k, v in call.kwargs.items()})
 
@@ -421,6 +449,7 @@ class Candidate:
         self.ahead: collections.deque = collections.deque()   # calls sent ahead, not made yet (Ahead)
         self.settling = False
         self.twin: Candidate | None = None    # the twin of its process, made before its first call
+        self.returned: dict[int, Any] = {}    # what calls made with keep=True returned, by call id (Kept)
 
     @property
     def path(self) -> str | None:
@@ -463,10 +492,39 @@ class Candidate:
                 else name
 
         parts = [shown(i, a) for i, a in enumerate(call.args)] + [f"{k}={shown(k, v)}" for k, v in call.kwargs.items()]
-        out = Recorded(call.function, self).send(args, kwargs, call.id, f"{call.function}({', '.join(parts)})")
-        made = self.grading.calls[-1]
-        made.args_from, made.assigned = call.id, tuple(assign)
-        return out
+        calls = self.grading.calls
+        before = len(calls)
+        try:
+            return Recorded(call.function, self).send(args, kwargs, call.id, f"{call.function}({', '.join(parts)})")
+        finally:  # a call that raised was made on those objects too
+            if len(calls) > before:
+                calls[-1].args_from, calls[-1].assigned = call.id, tuple(assign)
+
+    def resolved(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """`args` and `kwargs` with each `Kept` (a result passed back by reference) replaced by a
+        copy of what that call returned, as the judge received it."""
+        def one(v):
+            if type(v) is not Kept:
+                return v
+            value = self.returned[v.call]
+            for step in v.path:
+                value = value[step]
+            return clone(value)
+
+        return tuple(one(a) for a in args), {k: one(v) for k, v in kwargs.items()}
+
+    def kept_name(self, kept: Kept) -> str:
+        """The name a repro gives a result passed back, `out1[1]`: the call that returned it is
+        written as `(out1 := f(...))`, numbered by its place in the case (else by its id)."""
+        earlier = next((c for c in self.grading.calls if c.id == kept.call), None)
+        n = self.grading.calls.index(earlier) + 1 if earlier is not None else kept.call
+        if earlier is not None:
+            found = call_text.kept_as(earlier.source)
+            if found is None:
+                earlier.source = f"(out{n} := {earlier.source})"
+            else:
+                n = found
+        return f"out{n}" + "".join(f"[{p!r}]" for p in kept.path)
 
     def earlier_views(self, call_id: int) -> tuple:
         """The shared-memory views of the arguments an earlier call kept (keep_args)."""
@@ -538,13 +596,14 @@ class Candidate:
         self.ahead.extend(Ahead(r.id, r.fn, fingerprints(args, kwargs), args, kwargs, placed)
                           for r, (_, args, kwargs) in zip(requests, calls))
 
-    def take_ahead(self, fn: str, digests: dict, args_from: int | None) -> "Ahead | None":
+    def take_ahead(self, fn: str, digests: dict, args_from: int | None, by_reference: bool = False) -> "Ahead | None":
         """Before a call is made: the call sent ahead that it is (the next one, if it matches),
-        or None, once the calls sent ahead that it is not are made first."""
+        or None, once the calls sent ahead that it is not are made first (a call on earlier
+        objects, or passing a result back by reference, is never one sent ahead)."""
         if not self.ahead or self.settling:
             return self.ahead.popleft() if self.settling and self.ahead else None
         head = self.ahead[0]
-        if head.fn == fn and head.digests == digests and args_from is None:
+        if head.fn == fn and head.digests == digests and args_from is None and not by_reference:
             return self.ahead.popleft()
         self.settle()
         return None
@@ -574,6 +633,7 @@ class Candidate:
     def forget(self) -> None:
         """The attempt's process drops the results it keeps for fetch()."""
         self.settle()
+        self.returned.clear()
         self.box.forget(self.grading.deadline)
 
     def last_call(self) -> str:
