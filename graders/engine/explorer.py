@@ -24,7 +24,7 @@ import zlib
 from functools import lru_cache
 
 from graders.engine import calls as make
-from graders.engine import state
+from graders.engine import rules, state
 from graders.engine.domain import Domain, Explore
 from graders.engine.inputs import Inputs
 from graders.engine.inputs import LAYOUT_CHECK as LAYOUTS
@@ -71,7 +71,7 @@ def _checks(domain: Domain) -> dict:
         return calls
 
     @check(EXPLORED, explored, valid=valid, after=("agrees",), frozen=frozen, describe=describe,
-           ahead=planned(False))
+           ahead=planned(False), rules=rules.enforce)
     def explored_(impl, new, ref, **case):
         ex = fns[case["fn"]]
         args, kwargs = make.arguments(ex, new, case, ref)
@@ -84,7 +84,8 @@ def _checks(domain: Domain) -> dict:
 
     out["explored"] = explored_
     if invalid:
-        @check(INVALID, invalid, valid=lambda c: True, frozen=frozen, describe=describe, ahead=planned(True))
+        @check(INVALID, invalid, valid=lambda c: True, frozen=frozen, describe=describe, ahead=planned(True),
+               rules=rules.enforce)
         def invalid_calls(impl, new, ref, why, **case):
             ex = fns[case["fn"]]
             args, kwargs = make.arguments(ex, new, case, ref)
@@ -94,24 +95,25 @@ def _checks(domain: Domain) -> dict:
 
         out["invalid_calls"] = invalid_calls
 
-    @check(STYLES, plain, shrink=False, describe=describe)
+    @check(STYLES, plain, shrink=False, describe=describe, rules=rules.enforce)
     def call_styles(impl, new, ref, **case):
         make.expect_styles(impl, fns[case["fn"]], new, case, ref)
 
-    @check(LAYOUTS, [dict(c, layout=l) for c in plain for l in make.LAYOUTS], shrink=False, describe=describe)
+    @check(LAYOUTS, [dict(c, layout=l) for c in plain for l in make.LAYOUTS], shrink=False, describe=describe,
+           rules=rules.enforce)
     def layouts(impl, new, ref, layout, **case):
         make.expect_layout(impl, fns[case["fn"]], new, case, ref, layout)
 
     out["call_styles"], out["layouts"] = call_styles, layouts
     if sequences:
-        @check(REPEATED, sequences, shrink=False, describe=describe)
+        @check(REPEATED, sequences, shrink=False, describe=describe, rules=rules.enforce)
         def repeated_calls(impl, new, ref, **case):
             state.expect_sequence(impl, fns[case["fn"]], new, case, ref, other_case(fns[case["fn"]], case))
             state.expect_first_float32(impl, fns[case["fn"]], new, case, ref)
 
         out["repeated_calls"] = repeated_calls
 
-    @check(NEW_ARRAYS, plain, shrink=False, describe=describe)
+    @check(NEW_ARRAYS, plain, shrink=False, describe=describe, rules=rules.enforce)
     def new_arrays(impl, new, ref, **case):
         state.expect_new_arrays(impl, fns[case["fn"]], new, case, ref)
 
