@@ -24,7 +24,7 @@ import zlib
 from functools import lru_cache
 
 from graders.engine import calls as make
-from graders.engine import rules, state
+from graders.engine import adversary, palettes, rules, state
 from graders.engine.domain import Domain, Explore
 from graders.engine.inputs import Inputs
 from graders.engine.inputs import LAYOUT_CHECK as LAYOUTS
@@ -36,6 +36,12 @@ STYLES = "gives the same answer however its arguments are passed (positionally, 
 
 REPEATED = "calls do not affect each other (other sizes and dtypes, the same arrays with new values, results kept)"
 NEW_ARRAYS = "returns new arrays (no result shares memory with an input or an earlier result)"
+LOOKALIKES = ("calls that look alike get their own answers (the same shapes, sums and first entries, one argument "
+              "changed, the same objects, read-only views rewritten, results passed back, sizes of 1)")
+
+
+NUMBER_WORDS = {"python": "scalars as Python numbers", "numpy": "scalars as NumPy numbers",
+                "int": "whole floats passed as ints", "float32": "floats passed as np.float32"}
 
 
 def checks(domain: Domain) -> dict:
@@ -80,7 +86,7 @@ def _checks(domain: Domain) -> dict:
             return  # not a call whose answer the reference fixes
         got = getattr(impl, ex.function)(*args, **kwargs)
         make.expect_same(got, want, impl.last_call(), case.get("dtype", "float64"),
-                         extreme=case.get("values") in ex.extreme)
+                         extreme=case.get("values") in ex.extreme, data=make.scale_of(args, kwargs))
 
     out["explored"] = explored_
     if invalid:
@@ -113,14 +119,45 @@ def _checks(domain: Domain) -> dict:
 
         out["repeated_calls"] = repeated_calls
 
+        @check(LOOKALIKES, sequences, shrink=False, describe=describe, rules=rules.enforce)
+        def lookalikes(impl, new, ref, **case):
+            adversary.expect_lookalikes(impl, fns[case["fn"]], new, case, ref)
+            adversary.expect_fresh_randomness(impl, fns[case["fn"]], new, case, ref)
+
+        out["lookalikes"] = lookalikes
+
     @check(NEW_ARRAYS, plain, shrink=False, describe=describe, rules=rules.enforce)
     def new_arrays(impl, new, ref, **case):
         state.expect_new_arrays(impl, fns[case["fn"]], new, case, ref)
 
     out["new_arrays"] = new_arrays
+    measured = [dict(fn=ex.function, mode=m.name) for ex in domain.functions if ex.memory is not None
+                for m in ex.memory.modes]
+    if measured:
+        @check(MEMORY_MODES + " (" + ", ".join(c["mode"] for c in measured) + ")", measured, shrink=False,
+               timeout=60, slow="calls at the sizes the contract measures memory at")
+        def memory_modes(impl, new, ref, fn, mode):
+            expect_memory_in_mode(impl, new, fns[fn], mode, ref)
+
+        out["memory_modes"] = memory_modes
     for name, fn in out.items():
         fn.__name__ = fn.__qualname__ = name
     return out
+
+
+MEMORY_MODES = "keeps the memory rule in every mode"
+
+
+def expect_memory_in_mode(impl, new, ex: Explore, mode: str, ref) -> None:
+    """The contract's memory rule (Explore.memory) at its sizes, in one of its modes."""
+    from graders.engine.vocabulary import expect_memory_below
+
+    rule = ex.memory
+    made = next(m for m in rule.modes if m.name == mode).make(dict(base_case(ex, 0), **rule.case))
+    t_q, t_k = rule.pairs(made)
+    args, kwargs = make.split(make.drawn(ex, new, made), make.parameters(ref, ex.function))
+    fn = getattr(impl, ex.function)
+    expect_memory_below(impl, lambda: fn(*args, **kwargs), t_q, t_k)
 
 
 # ----------------------------------------------------------------------------- cases
@@ -181,7 +218,36 @@ def explored_cases(ex: Explore) -> list[dict]:
         add(**_mixed(ex, rng))
     for big in ex.big:
         add(**big)
-    return _unique(out)
+    return _unique(out + adversarial_cases(ex))
+
+
+def adversarial_cases(ex: Explore) -> list[dict]:
+    """The contract's whole range, after the cases one dimension at a time: each scalar argument
+    typed every way the contract allows, each unbounded parameter at 2**31 and 10**12, the sizes
+    of real models with every value family, each declared pair of factors varied together on the
+    plain case, and a covering array of the pairs not declared (graders.engine.palettes)."""
+    out, n = [], [0]
+
+    def add(**changes):
+        n[0] += 1
+        case = dict(base_case(ex, 0), **changes, seed=500 + n[0])
+        if ex.allows(case):
+            out.append(case)
+
+    for numbers in palettes.NUMBERS[1:]:
+        add(numbers=numbers)
+    table = palettes.palettes(ex)
+    for param in ex.counts:
+        for v in palettes.UNBOUNDED:
+            if v in table.get(param, ()):
+                add(**{param: v})
+    for real in ex.real:
+        for family in ("normal",) + ex.families:
+            add(**{"values": family, **real})
+    plain = lambda i: dict(base_case(ex, 0), seed=700 + i)  # noqa: E731
+    out += palettes.pair_cases(ex, plain)
+    out += palettes.covering(ex, lambda i: dict(base_case(ex, 0), seed=900 + i), f"{ex.function}:covering")
+    return out
 
 
 def _mixed(ex: Explore, rng: random.Random) -> dict:
@@ -213,6 +279,10 @@ def invalid_cases(ex: Explore) -> list[dict]:
     out = []
     smallest = dict(base_case(ex, 1), **{k: d.minimum for k, d in ex.dims.items()})
     starts = [c for c in (smallest, base_case(ex, 2), base_case(ex, 3)) if ex.allows(c)]
+    for mode in ex.modes:  # every mode the signature allows: causal and not, a decoding step, ...
+        made = mode.make(dict(base_case(ex, 4)))
+        if made is not None and ex.allows(made):
+            starts.append(made)
     for bad in ex.invalid:
         for start in starts:
             made = bad.make(dict(start))
@@ -241,6 +311,8 @@ def describe(case: dict) -> str:
             parts.append(f"{v} leading ax{'is' if v == 1 else 'es'}")
         elif k == "values":
             parts.append(f"values: {v}")
+        elif k == "numbers":
+            parts.append(NUMBER_WORDS.get(v, f"numbers: {v}"))
         elif k == "dtype":
             parts.append(v)
         else:

@@ -135,7 +135,7 @@ def _step(impl, ex, new, case, ref, params, steps, suffix):
     """One call of the sequence, on inputs named with `suffix`; (call, out, want, args, kwargs)."""
     new.suffix = suffix
     try:
-        args, kwargs = make.split(ex.draw(new, case), params)
+        args, kwargs = make.split(make.drawn(ex, new, case), params)
     finally:
         new.suffix = ""
     want = make.expected(ref, ex.function, args, kwargs)
@@ -163,7 +163,7 @@ def _again(impl, ex, new, case, ref, params, steps, first) -> None:
     call = first[0]
     new.suffix = "2"
     try:
-        args, kwargs = make.split(ex.draw(new, case), params)
+        args, kwargs = make.split(make.drawn(ex, new, case), params)
     finally:
         new.suffix = ""
     assign = {k: v for k, v in [*enumerate(args), *kwargs.items()]
@@ -263,7 +263,7 @@ def expect_new_arrays(impl, ex: Explore, new: Inputs, case: dict, ref) -> None:
         for suffix, seed in (("1", new.seed), ("2", new.seed + 3)):
             new.suffix = suffix
             try:
-                args, kwargs = make.split(make.fresh_generators(ex.draw(new, dict(case, seed=seed))), params)
+                args, kwargs = make.split(make.fresh_generators(make.drawn(ex, new, dict(case, seed=seed))), params)
             finally:
                 new.suffix = ""
             fn(*args, **kwargs)
