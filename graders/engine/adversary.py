@@ -240,7 +240,10 @@ def _made_all(seq: "Sequence", case: dict) -> None:
         _passed_back(seq, plain, twins, first)
         _sizes_of_one(seq, case)
         rows = [(s.call, s.out, s.want, s.dtype) for s in seq.steps]
-        changed = state.fetched(impl, rows)
+        written = {cid for s in seq.steps if s.call.mutated for cid, _ in s.call.passed.values()}
+        # a result a later call wrote into, passed back to it, changed by that call: the rule on
+        # inputs says so, not this fetch
+        changed = state.fetched(impl, [r for r in rows if r[0].id not in written])
         _judge(impl, seq.steps)
         state.every_call_raised(rows)
         if changed:
@@ -291,8 +294,10 @@ def _parts(value: Any, path: tuple = (), depth: int = 0):
 
 
 def _passed_back(seq: Sequence, plain: dict, twins: dict, first) -> None:
-    """A part of call 1's result that fits an argument, passed back by reference; the same part
-    passed back again, the other arguments lookalikes; then what that call returned, passed on."""
+    """For each part of call 1's result that fits an argument: the plain call again (a result
+    just returned, as a decoding loop has it), then that part passed back by reference; passed
+    back a second time, the other arguments lookalikes (the same cache fed to two branches);
+    then what the first of those returned, passed on in turn."""
     returned = seq.impl.returned.get(first.id)
     if returned is None or isinstance(seq.steps[0].out, Raised):
         return
@@ -301,16 +306,23 @@ def _passed_back(seq: Sequence, plain: dict, twins: dict, first) -> None:
         for path, part in _parts(returned):
             if done >= PASSED_BACK or not _fits(value, part):
                 continue
-            kept = Kept(first.id, path)
-            made = seq.call({**plain, name: kept}, f"{name}: what call 1 returned, passed back as the object itself")
-            if made is None:
-                continue
+            want = make.expected(seq.ref, seq.ex.function, *make.split(
+                {**plain, name: seq.impl.resolved((Kept(first.id, path),), {})[0][0]}, seq.params))
+            if want is make.REFUSED:
+                continue  # a result that does not fit this argument after all
             done += 1
+            head = seq.call({n: _copied(seq.new, v, n) for n, v in plain.items()},
+                            f"call 1's values again, before {name} is given what it returns")
+            if head is None or not head.returned:
+                continue
+            kept = Kept(head.id, path)
+            made = seq.call({**plain, name: kept}, f"{name}: what the call before returned, passed back as the "
+                                                   f"object itself")
             seq.call({**{n: twins.get(n, v) for n, v in plain.items()}, name: kept},
-                     f"{name}: what call 1 returned, passed back a second time, the other arguments lookalikes")
-            if made.returned:
+                     f"{name}: the same object passed back a second time, the other arguments lookalikes")
+            if made is not None and made.returned:
                 seq.call({**plain, name: Kept(made.id, path)},
-                         f"{name}: what the call before returned, passed back in turn")
+                         f"{name}: what the first of those two calls returned, passed back in turn")
 
 
 def _sizes_of_one(seq: Sequence, case: dict) -> None:

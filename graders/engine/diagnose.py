@@ -68,9 +68,11 @@ def _several(kata: str, fitting: list, failing: list[Call]) -> dict | None:
 
 
 def _replayable(call: Call) -> bool:
-    """A call a bug can be replayed on here: kept, and not one that ran the attempt's process
-    out of memory (a bug replayed on it would do the same to this one)."""
-    return call.recorded and call.kept and not (isinstance(call.outcome, Raised) and call.outcome.is_a(MemoryError))
+    """A call a bug can be replayed on here: kept, not one that ran the attempt's process out of
+    memory (a bug replayed on it would do the same to this one), and not one passed a result back
+    by reference (what it got is the attempt's own object, as earlier calls left it)."""
+    return call.recorded and call.kept and not call.passed and \
+        not (isinstance(call.outcome, Raised) and call.outcome.is_a(MemoryError))
 
 
 def _guards(setup: tuple[str, ...]):

@@ -45,46 +45,45 @@ def _floating(v: Any) -> bool:
     return isinstance(v, (float, np.floating))
 
 
-def type_problem(got: Any, want: Any, what: str = "the result") -> str | None:
+def type_problem(got: Any, want: Any, what: str = "the result", path: tuple = ()) -> str | None:
     """What is wrong with the type of `got` (the attempt's answer) where the reference answered
-    `want`, in words; None when it is a type the contract allows."""
-    if isinstance(want, tuple):
-        if not isinstance(got, tuple):
-            return f"{what} is {kind_of(got)}, where the contract asks for a tuple (any tuple, a namedtuple included)"
+    `want`, in words ("part [1] of {what} is a list, where ..."); None when it is a type the
+    contract allows."""
+    where = what if not path else f"part {list(path)} of {what}"
+    if isinstance(want, (tuple, list)):
+        kind = "tuple" if isinstance(want, tuple) else "list"
+        if not isinstance(got, tuple if kind == "tuple" else list):
+            allowed = "a tuple (any tuple, a namedtuple included)" if kind == "tuple" else "a list"
+            return f"{where} is {kind_of(got)}, where the contract asks for {allowed}"
         if len(got) != len(want):
             return None  # a length the comparison of values speaks of
-        return next((p for p in (type_problem(g, w, f"{what}[{i}]") for i, (g, w) in enumerate(zip(got, want)))
-                     if p), None)
-    if isinstance(want, list):
-        if not isinstance(got, list):
-            return f"{what} is {kind_of(got)}, where the contract asks for a list"
-        return next((p for p in (type_problem(g, w, f"{what}[{i}]") for i, (g, w) in enumerate(zip(got, want)))
+        return next((p for p in (type_problem(g, w, what, path + (i,)) for i, (g, w) in enumerate(zip(got, want)))
                      if p), None)
     if isinstance(want, dict):
         if not isinstance(got, dict):
-            return f"{what} is {kind_of(got)}, where the contract asks for a dict (any dict)"
-        return next((p for p in (type_problem(got[k], want[k], f"{what}[{k!r}]") for k in want if k in got) if p),
+            return f"{where} is {kind_of(got)}, where the contract asks for a dict (any dict)"
+        return next((p for p in (type_problem(got[k], want[k], what, path + (k,)) for k in want if k in got) if p),
                     None)
     if _integer(want):
         if not _integer(got):
-            return (f"{what} is {kind_of(got)}, where the contract asks for an integer (a Python or NumPy "
+            return (f"{where} is {kind_of(got)}, where the contract asks for an integer (a Python or NumPy "
                     f"integer, not an array)")
         return None
     if _floating(want):
         if not _floating(got):
-            return (f"{what} is {kind_of(got)}, where the contract asks for a Python float or a NumPy floating "
+            return (f"{where} is {kind_of(got)}, where the contract asks for a Python float or a NumPy floating "
                     f"scalar (not an array)")
         return None
     if isinstance(want, np.ndarray):
         if not isinstance(got, np.ndarray):
-            return f"{what} is {kind_of(got)}, where the contract asks for a NumPy array"
+            return f"{where} is {kind_of(got)}, where the contract asks for a NumPy array"
         if want.dtype == np.bool_ and got.dtype != np.bool_:
-            return f"{what} is an array of {got.dtype}, where the contract asks for a bool array"
+            return f"{where} is an array of {got.dtype}, where the contract asks for a bool array"
         if want.dtype.kind in "iu" and got.dtype.kind not in "iu":
-            return f"{what} is an array of {got.dtype}, where the contract asks for an array of integers"
+            return f"{where} is an array of {got.dtype}, where the contract asks for an array of integers"
         return None
     if want is None and got is not None:
-        return f"{what} is {kind_of(got)}, where the contract asks for None"
+        return f"{where} is {kind_of(got)}, where the contract asks for None"
     return None
 
 
