@@ -51,14 +51,16 @@ def agrees(impl, new, ref, n, dtype):
     raise NotImplementedError("{M}: the kata's own properties, each a @check")
 '''
 DOMAIN = f'''"""The input domain of {{name}}(x): {M} sizes, value families, scalars, invalid calls."""
-from graders.engine.domain import Dim, Domain, Explore, floats
+from graders.engine.domain import REAL_SIZES, Dim, Domain, Explore, floats
 
 
 def draw(new, case: dict) -> dict:
     return {{{{"x": floats(new, "x", (case["n"],), case)}}}}  # {M}: every argument
 
 
-DOMAIN = Domain(Explore("{{name}}", draw, dims={{{{"n": Dim()}}}}))
+DOMAIN = Domain(Explore("{{name}}", draw, dims={{{{"n": Dim()}}}},
+                       pairs=(("n", "values"),),  # {M}: the families and parameters that interact
+                       cites={{{{"n": REAL_SIZES}}}}))  # {M}: the contract's words for each limit
 '''
 BUGS = f'''"""Mistakes candidates make in {{name}}: {M}."""
 from graders.engine.bugs import Bug, edited  # noqa: F401
