@@ -419,6 +419,24 @@ def _depends(tries: str) -> str:
     return f"the answer depends on an earlier call that agrees with this one on {what}"
 
 
+def plan(ex: Explore, ref, case: dict) -> dict[str, int]:
+    """The sequences the adversary makes for `ex` on the plain `case`, by kind (SEQUENCES), each
+    counted once it applies: for the table of what a kata's explorer ranges over."""
+    new = OnGrid(case.get("seed", 0))
+    plain = make.drawn(ex, new, case)
+    twins = {k: v for k, v in ((k, lookalike(new, v, k)) for k, v in plain.items()) if v is not None}
+    arrays = [k for k, v in twins.items() if isinstance(v, np.ndarray)]
+    args, kwargs = make.split(make.fresh_generators(plain), make.parameters(ref, ex.function))
+    want = make.expected(ref, ex.function, args, kwargs)
+    fits = 0 if want is make.REFUSED else sum(
+        1 for v in plain.values() for _, part in _parts(want) if _fits(v, part))
+    sizes = sum(1 for k, d in ex.dims.items() if case.get(k, 1) > 1 and d.minimum <= 1)
+    return {SEQUENCES[0]: int(bool(twins)), SEQUENCES[1]: min(len(twins), ONE_AT_A_TIME) if len(plain) > 1 else 0,
+            SEQUENCES[2]: int(bool(arrays)), SEQUENCES[3]: int(bool(arrays)),
+            SEQUENCES[4]: min(fits, PASSED_BACK), SEQUENCES[5]: min(sizes, SIZES_OF_ONE),
+            "a random default in two new processes": int(bool(ex.random) and random_default(ref, ex.function) is not None)}
+
+
 # ----------------------------------------------------------------------------- fresh randomness
 
 def random_default(ref, function: str) -> str | None:

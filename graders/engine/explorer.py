@@ -163,6 +163,24 @@ def expect_memory_in_mode(impl, new, ex: Explore, mode: str, ref) -> None:
     expect_memory_below(impl, lambda: fn(*args, **kwargs), t_q, t_k)
 
 
+def figures(domain: Domain, ref) -> dict:
+    """What the explorer as an adversary makes of `domain`, for the table of tests/test_katas.py:
+    the declared pairs and the cases varying them on the plain case, the covering array's rows,
+    the cache adversary's sequences, the modes, and the rules held on every call."""
+    out = {"pairs": 0, "pair cases": 0, "covering rows": 0, "sequences": 0, "modes": 0,
+           "rules": len(rules.RULES), "memory modes": 0}
+    for ex in domain.functions:
+        plain = lambda i, ex=ex: dict(base_case(ex, 0), seed=700 + i)  # noqa: E731
+        out["pairs"] += len(ex.pairs)
+        out["pair cases"] += len(palettes.pair_cases(ex, plain))
+        out["covering rows"] += len(palettes.covering(ex, plain, f"{ex.function}:covering"))
+        if ex.sequence:
+            out["sequences"] += sum(adversary.plan(ex, ref, dict(base_case(ex, 0), fn=ex.function)).values())
+        out["modes"] += len(ex.modes)
+        out["memory modes"] += len(ex.memory.modes) if ex.memory is not None else 0
+    return out
+
+
 # ----------------------------------------------------------------------------- cases
 
 def _rng(ex: Explore, salt: str) -> random.Random:
