@@ -137,13 +137,28 @@ def lookalike(new: Inputs, value: Any, name: str) -> Any:
 
 def _copied(new: Inputs, value: Any, name: str) -> Any:
     """The same values in new objects (a Generator copied as it stands)."""
-    if isinstance(value, np.ndarray):
-        return new.let(f"{name}_again", value.copy(), f"{new.name_of(value) or name}.copy()")
-    if isinstance(value, (tuple, list, dict)):
+    if isinstance(value, (np.ndarray, tuple, list, dict)):
         import copy
 
-        return new.let(f"{name}_again", copy.deepcopy(value), f"copy.deepcopy({new.name_of(value) or name})")
+        return new.let(f"{name}_again", copy.deepcopy(value), _copy_expr(value, new.name_of(value) or name))
     return make.fresh_generators(value)
+
+
+def _copy_expr(value: Any, name: str, depth: int = 0) -> str:
+    """The Python that copies `value` (named `name`) as copy.deepcopy does, arrays and containers."""
+    if isinstance(value, np.ndarray):
+        return f"{name}.copy()"
+    var = f"v{depth}"
+    items = list(value.values()) if isinstance(value, dict) else list(value) if isinstance(value, (tuple, list)) else []
+    if depth > 2 or not items:
+        return name
+    sample = next((v for v in items if isinstance(v, (np.ndarray, tuple, list, dict))), None)
+    inner = var if sample is None else _copy_expr(sample, var, depth + 1)
+    if not all(type(v) is type(sample) for v in items):
+        inner = f"({inner} if isinstance({var}, {type(sample).__name__ if not isinstance(sample, np.ndarray) else 'np.ndarray'}) else {var})"
+    if isinstance(value, dict):
+        return f"{{k: {inner} for k, {var} in {name}.items()}}"
+    return f"[{inner} for {var} in {name}]" if isinstance(value, list) else f"tuple({inner} for {var} in {name})"
 
 
 class Sequence:
@@ -156,9 +171,10 @@ class Sequence:
         self.fn = getattr(impl, ex.function)
         self.steps: list[Step] = []
 
-    def call(self, values: dict, tries: str, on=None, assign: dict | None = None):
-        """One call (on `on`'s argument objects, with `assign` written into them, when given);
-        its record, or None when the reference refuses it (not a call the contract allows)."""
+    def call(self, values: dict, tries: str, on=None, assign: dict | None = None, through: dict | None = None):
+        """One call (on `on`'s argument objects, with `assign` written into them, when given;
+        `through`: see Candidate.again); its record, or None when the reference refuses it (not
+        a call the contract allows)."""
         if on is None:
             args, kwargs = make.split(make.fresh_generators(values), self.params)
         else:  # what `on`'s objects hold once `assign` is written into them
@@ -170,7 +186,7 @@ class Sequence:
         if on is None:
             out = state.made(self.fn, args, kwargs)
         else:
-            out = state.made(lambda: self.impl.again(on, assign), (), {})
+            out = state.made(lambda: self.impl.again(on, assign, through), (), {})
         made = self.impl.grading.calls[-1]
         self.steps.append(Step(made, out, want, self.dtype, tries))
         return made
@@ -254,23 +270,35 @@ def _made_all(seq: "Sequence", case: dict) -> None:
 
 
 def _read_only(seq: Sequence, plain: dict, twins: dict) -> None:
-    """The plain values as read-only arrays, then the lookalikes written into the memory under
-    them, then new read-only views of that memory with the plain values written back."""
-    laid = make.relaid(seq.new, plain, "readonly")
-    if laid is None:
+    """The plain values as read-only views of buffers the caller keeps, then the lookalikes
+    written into those buffers, then new read-only views of them with the plain values written
+    back."""
+    new, laid, buffers = seq.new, dict(plain), {}
+    for name, value in plain.items():
+        if isinstance(value, np.ndarray) and value.ndim and name in twins:
+            shown = new.name_of(value) or name
+            buffer = new.let(f"{shown}_buffer", value.copy(), f"{shown}.copy()")
+            view = buffer.view()
+            view.setflags(write=False)
+            buffers[name] = new.name_of(buffer)
+            laid[name] = new.let(f"{shown}_readonly", view,
+                                 f"np.lib.stride_tricks.as_strided({buffers[name]}, writeable=False)")
+    if not buffers:
         return
-    made = seq.call(laid, "call 1's values as read-only arrays")
+    made = seq.call(laid, "call 1's values as read-only views of the caller's buffers")
     if made is None:
         return
-    assign = seq.assignable(made, twins)
+    assign = {k: v for k, v in seq.assignable(made, twins).items() if seq.named(k) in buffers}
     if not assign:
         return
-    seq.call({}, "the caller wrote the lookalikes into the buffers under those read-only arrays", on=made,
-             assign=assign)
+    through = {k: (buffers[seq.named(k)], new.name_of(laid[seq.named(k)])) for k in assign}
+    seq.call({}, "the caller wrote the lookalikes into the buffers under those read-only views", on=made,
+             assign=assign, through=through)
     back = {key: plain[seq.named(key)] for key in assign}
+    fresh = {k: (b, f"np.lib.stride_tricks.as_strided({b}, writeable=False)") for k, (b, _) in through.items()}
     with seq.impl.options(fresh_views=True):
         seq.call({}, "new read-only views of those buffers, call 1's values written back into them", on=made,
-                 assign=back)
+                 assign=back, through=fresh)
 
 
 def _fits(value: Any, part: Any) -> bool:

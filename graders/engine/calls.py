@@ -105,13 +105,16 @@ def expected(ref, function: str, args: tuple, kwargs: dict) -> Any:
 
 
 def fresh_generators(values: Any) -> Any:
-    """`values` with each Generator copied, so that two calls draw the same numbers."""
+    """`values` with each Generator copied, so that two calls draw the same numbers (a container
+    that holds none is itself: a repro names it)."""
     if isinstance(values, np.random.Generator):
         return copy.deepcopy(values)
     if isinstance(values, tuple):
-        return tuple(fresh_generators(v) for v in values)
+        made = tuple(fresh_generators(v) for v in values)
+        return values if all(m is v for m, v in zip(made, values)) else made
     if isinstance(values, dict):
-        return {k: fresh_generators(v) for k, v in values.items()}
+        made = {k: fresh_generators(v) for k, v in values.items()}
+        return values if all(made[k] is v for k, v in values.items()) else made
     return values
 
 

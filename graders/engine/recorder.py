@@ -137,6 +137,7 @@ class Grading:
         self.failed = False                 # a check of this grading has failed
         self.explanation: list = []         # what the report says was observed (graders.engine.said.Said)
         self.sent = 0                       # calls sent to the attempt's processes so far
+        self.passed: dict[int, tuple] = {}  # id -> (value, name): the judge's copies of results passed back
         self._ids = itertools.count(1)
 
     def next_id(self) -> int:
@@ -205,8 +206,9 @@ def _held(value: Any) -> Any:
     change them afterwards: see _intact), fresh containers, and a copy of any Generator, whose
     state moves on as the attempt draws."""
     kind = type(value)
-    if kind is tuple:
-        return tuple([_held(v) for v in value])
+    if kind is tuple:  # a tuple cannot change: itself, when its parts are kept as they are (a repro names it)
+        parts = [_held(v) for v in value]
+        return value if all(p is v for p, v in zip(parts, value)) else tuple(parts)
     if kind is list:
         return [_held(v) for v in value]
     if kind is dict:
@@ -306,7 +308,9 @@ class Recorded:
         if source is None:  # small arguments: written when read, with the names the inputs have now
             names = dict(inputs.names) if inputs is not None else {}
             for key, kept in passed.items():  # a result passed back is named as the repro keeps it: out1[1]
-                names[id(args[key] if isinstance(key, int) else kwargs[key])] = cand.kept_name(kept)
+                value = args[key] if isinstance(key, int) else kwargs[key]
+                g.passed[id(value)] = (value, cand.kept_name(kept))
+            names.update({i: name for i, (_, name) in g.passed.items()})
             source = functools.partial(call_text.written_call, self.name, args, kwargs, names)
             source = source if small and not passed else source()  # large ones are not kept for it
         # the judge's arrays never reach the attempt (it gets copies), so the call keeps the arrays
@@ -470,12 +474,13 @@ class Candidate:
         done = self.box.fetch(call.id, self.grading.deadline)
         return done.value
 
-    def again(self, call: Call, assign: dict):
+    def again(self, call: Call, assign: dict, through: dict | None = None):
         """Call `call`'s function once more on the very objects `call` was given (it must have
         been made with options(keep_args=True)), after writing new contents into some of them:
         `assign` maps a positional index or keyword to the new values of that array. The new
         values are written into the memory the attempt's process sees them in, as a caller
-        writes into its own arrays."""
+        writes into its own arrays. `through` (key -> (buffer, argument)): for the repro, the
+        caller's writable buffer under a read-only argument, and the Python that passes it."""
         self.settle()
         args = tuple(assign.get(i, a) for i, a in enumerate(call.args))
         kwargs = {k: assign.get(k, v) for k, v in call.kwargs.items()}
@@ -488,8 +493,9 @@ class Candidate:
         def shown(key, old):  # the repro writes the new values into the old array, then passes it
             names = inputs.names if inputs else {}
             name = call_text.arguments_text((old,), {}, names)
-            return f"(np.copyto({name}, {call_text.arguments_text((assign[key],), {}, names)}), {name})[1]" if key in assign \
-                else name
+            buffer, passed = (through or {}).get(key, (name, name))
+            return f"(np.copyto({buffer}, {call_text.arguments_text((assign[key],), {}, names)}), {passed})[1]" \
+                if key in assign else name
 
         parts = [shown(i, a) for i, a in enumerate(call.args)] + [f"{k}={shown(k, v)}" for k, v in call.kwargs.items()]
         calls = self.grading.calls
