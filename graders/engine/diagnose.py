@@ -68,11 +68,9 @@ def _several(kata: str, fitting: list, failing: list[Call]) -> dict | None:
 
 
 def _replayable(call: Call) -> bool:
-    """A call a bug can be replayed on here: kept, not one that ran the attempt's process out of
-    memory (a bug replayed on it would do the same to this one), and not one passed a result back
-    by reference (what it got is the attempt's own object, as earlier calls left it)."""
-    return call.recorded and call.kept and not call.passed and \
-        not (isinstance(call.outcome, Raised) and call.outcome.is_a(MemoryError))
+    """A call a bug can be replayed on here: kept, and not one that ran the attempt's process
+    out of memory (a bug replayed on it would do the same to this one)."""
+    return call.recorded and call.kept and not (isinstance(call.outcome, Raised) and call.outcome.is_a(MemoryError))
 
 
 def _guards(setup: tuple[str, ...]):
@@ -91,6 +89,12 @@ def _fits(kata: str, bug, failing: list[Call], history: list[Call]) -> bool:
     mine = [c for c in failing if c.function in touched]
     if not mine:
         return False
+    if not bug.stateful:  # a call passed a result back got the attempt's own object, as earlier calls left it:
+        # only a replay of every call in order (a bug that keeps state) meets it so
+        mine = [c for c in mine if not c.passed]
+        history = [c for c in history if not c.passed]
+        if not mine:
+            return False
     if bug.stateful:  # its answers depend on the calls before: all of them, in order, a fresh module per process
         ids = {c.id for c in mine}
         processes: dict[int, list[Call]] = {}
