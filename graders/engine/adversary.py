@@ -21,7 +21,9 @@ that every sum, mean and norm of a permutation of them is the same number, bit f
   6. results passed back by reference: a part of what call 1 returned that fits an argument
      (a result of the same shape, a returned cache), passed back as the object the attempt's
      process holds (graders.engine.wire.Kept), twice, then what that call returned in turn;
-  7. sizes of 1: each size at 1, then the plain shapes again with other values;
+  7. one size or scalar changed: each size one larger, each scalar at another of its values,
+     the rest of call 1 as it was (a key built from some of the arguments, not all, shows);
+  8. sizes of 1: each size at 1, then the plain shapes again with other values;
 then every result is fetched again (a buffer a later call overwrote shows). A result that
 differs from the reference counts only when the same call made alone, in a new process,
 gives something else: a wrong formula is not a matter of state.
@@ -51,9 +53,10 @@ GRID = 1024                 # entries are multiples of 1/GRID: sums of a few tho
 ONE_AT_A_TIME = 4           # arguments made lookalikes one at a time, at most
 PASSED_BACK = 2             # (argument, part of a result) pairs passed back, at most
 SIZES_OF_ONE = 4            # sizes set to 1 in turn, at most
+ONE_CHANGED = 6             # sizes and scalars changed alone, at most
 SEQUENCES = ("lookalikes (the same shapes, sums and first entries)", "one argument at a time",
              "the same objects rewritten", "read-only views of rewritten buffers", "results passed back, twice",
-             "sizes of 1")
+             "sizes of 1", "one size or scalar changed")
 
 
 class OnGrid(Inputs):
@@ -254,6 +257,7 @@ def _made_all(seq: "Sequence", case: dict) -> None:
                 seq.call({}, "the lookalikes written into call 1's own argument objects", on=first, assign=assign)
             _read_only(seq, plain, twins)
         _passed_back(seq, plain, twins, first)
+        _one_changed(seq, case)
         _sizes_of_one(seq, case)
         rows = [(s.call, s.out, s.want, s.dtype) for s in seq.steps]
         written = {cid for s in seq.steps if s.call.mutated for cid, _ in s.call.passed.values()}
@@ -353,6 +357,30 @@ def _passed_back(seq: Sequence, plain: dict, twins: dict, first) -> None:
                          f"{name}: what the first of those two calls returned, passed back in turn")
 
 
+def _one_changed(seq: Sequence, case: dict) -> None:
+    """Each size one larger and each scalar at another of its values, the rest of call 1 as it
+    was (the same seed: arrays that keep their shape keep their values): a key built from some of
+    the arguments, not all, shows."""
+    ex, n = seq.ex, 0
+    changes = [{name: case[name] + 1} for name in ex.dims if isinstance(case.get(name), int)]
+    for name, values in ex.scalars.items():
+        other = next((v for v in values if v != case.get(name) and not isinstance(v, str)), None)
+        if other is not None or (None in values and case.get(name) is not None):
+            changes.append({name: other})
+    for change in changes:
+        one = dict(case, **change)
+        if n >= ONE_CHANGED or not ex.allows(one):
+            continue
+        n += 1
+        name, value = next(iter(change.items()))
+        seq.new.suffix = f"_{name}"
+        try:
+            values = make.drawn(ex, seq.new, one)
+        finally:
+            seq.new.suffix = ""
+        seq.call(values, f"{name} = {value!r}, everything else as in call 1")
+
+
 def _sizes_of_one(seq: Sequence, case: dict) -> None:
     """Each size at 1 (one at a time), then the plain shapes again with other values."""
     ex, n = seq.ex, 0
@@ -440,6 +468,8 @@ def _depends(tries: str) -> str:
         what = "the memory its arguments lie in"
     elif "passed back" in tries:
         what = "an object it returned"
+    elif "everything else as in call 1" in tries:
+        what = "every argument but one"
     elif "= 1" in tries:
         what = "all its sizes but one"
     else:
@@ -462,6 +492,7 @@ def plan(ex: Explore, ref, case: dict) -> dict[str, int]:
     return {SEQUENCES[0]: int(bool(twins)), SEQUENCES[1]: min(len(twins), ONE_AT_A_TIME) if len(plain) > 1 else 0,
             SEQUENCES[2]: int(bool(arrays)), SEQUENCES[3]: int(bool(arrays)),
             SEQUENCES[4]: min(fits, PASSED_BACK), SEQUENCES[5]: min(sizes, SIZES_OF_ONE),
+            SEQUENCES[6]: min(len(ex.dims) + len(ex.scalars), ONE_CHANGED),
             "a random default in two new processes": int(bool(ex.random) and random_default(ref, ex.function) is not None)}
 
 

@@ -4,14 +4,10 @@ lines that rebuild the inputs and make the failing calls."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from graders.engine.inputs import literal
-
-if TYPE_CHECKING:
-    from graders.engine.recorder import Call
 
 
 def written_call(function: str, args: tuple, kwargs: dict, names: dict) -> str:
@@ -60,7 +56,7 @@ def shapes(value, names: dict) -> str:
     return ", ".join(found)
 
 
-def repro_for(calls: list[Call], inputs, path: str | None,
+def repro_for(calls: list, inputs, path: str | None,
               input_lines: list[str] | None = None) -> str:
     """A few lines of Python that rebuild the inputs and make the failing calls."""
     functions = sorted({c.function for c in calls})
