@@ -77,30 +77,36 @@ def _float64(value: Any) -> Any:
     return value
 
 
-# The reference's answers by (module, function, fingerprints of the arguments): the explorer
-# draws the same seeded cases at every grading, so a process that grades many files (kata
-# watch, the project's tests) asks the same questions again. Never for a call with a Generator.
+# The reference's answers by (module, function, fingerprints of the arguments, the state of each
+# Generator among them): the explorer draws the same seeded cases at every grading, so a process
+# that grades many files (kata watch, the project's tests) asks the same questions again, and a
+# grading asks some twice (a case sent ahead, then made; its rules held after).
 _ANSWERS: dict[tuple, Any] = {}
 ANSWERS_KEPT = 20_000
 
 
-def expected(ref, function: str, args: tuple, kwargs: dict) -> Any:
+def expected(ref, function: str, args: tuple, kwargs: dict, digests: dict | None = None) -> Any:
     """The reference's answer on float64 copies of the arguments, or REFUSED (a ValueError).
-    The answer is shared: callers read it, never write into it."""
+    The answer is shared: callers read it, never write into it. `digests`: the arguments'
+    fingerprints when already taken (a recorded call's, graders.engine.recorder.fingerprints)."""
     values = (*args, *kwargs.values())
-    key = None
-    if not any(isinstance(v, np.random.Generator) for v in values):
-        key = (id(ref), function, tuple(digest(v) for v in args), tuple((k, digest(v)) for k, v in kwargs.items()))
-        if key in _ANSWERS:
-            return _ANSWERS[key]
+    states = tuple(digest(v.bit_generator.state) for v in values if isinstance(v, np.random.Generator))
+
+    def one(key, v):
+        found = digests.get(key) if digests is not None else None
+        return found if found is not None else digest(v)
+
+    key = (id(ref), function, tuple(one(i, v) for i, v in enumerate(args)),
+           tuple((k, one(k, v)) for k, v in kwargs.items()), states)
+    if key in _ANSWERS:
+        return _ANSWERS[key]
     try:
         answer = getattr(ref, function)(*_float64(args), **_float64(kwargs))
     except ValueError:
         answer = REFUSED
-    if key is not None:
-        if len(_ANSWERS) >= ANSWERS_KEPT:
-            _ANSWERS.clear()
-        _ANSWERS[key] = answer
+    if len(_ANSWERS) >= ANSWERS_KEPT:
+        _ANSWERS.clear()
+    _ANSWERS[key] = answer
     return answer
 
 

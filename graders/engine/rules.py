@@ -119,7 +119,7 @@ def _answer_problem(ref, call: Call) -> tuple[str, str] | None:
     if call.returned and not call.kept and call.form is None:
         return None  # nothing of the answer was kept to look at
     try:
-        want = make.expected(ref, call.function, call.args, call.kwargs)
+        want = make.expected(ref, call.function, call.args, call.kwargs, call.digests)
     except Exception:  # the reference cannot take the call: no rule to hold it to
         return None
     if want is make.REFUSED:
