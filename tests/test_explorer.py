@@ -337,3 +337,14 @@ def test_a_covering_array_meets_every_pair_of_undeclared_factors():
         for va in table[a]:
             for vb in table[b]:
                 assert any(r.get(a) == va and r.get(b) == vb for r in rows), (a, va, b, vb)
+
+
+def test_a_generator_made_once_at_import_from_fresh_entropy_is_a_fresh_default(tmp_path):
+    """Two new processes that each run the file draw apart, though a copy of one that ran it
+    would not: a module-level np.random.default_rng() is a correct default."""
+    ref = _reference("top_p")
+    right = ref.replace("np.random.default_rng()", "_RNG").replace(
+        "import numpy as np\n", "import numpy as np\n\n_RNG = np.random.default_rng()\n", 1)
+    assert "_RNG = np.random.default_rng()" in right
+    report = graded(tmp_path, right, "top_p")
+    assert report["passed"], failed(report)

@@ -29,8 +29,9 @@ differs from the reference counts only when the same call made alone, in a new p
 gives something else: a wrong formula is not a matter of state.
 
 And for a function with a random default (rng=None, expect_fresh_randomness): the call with
-it left out, made in two new processes, twice in one, must draw differently each time (a
-Generator seeded with a constant draws alike).
+it left out, made in two new processes that each run the file (not copies of one that did),
+twice in one, must draw differently each time (a Generator seeded with a constant draws
+alike; one made once at import, from fresh entropy, does not).
 """
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from graders.engine import call_text, rules, state
 from graders.engine import calls as make
-from graders.engine import rules, state
 from graders.engine.domain import Explore
 from graders.engine.failures import CheckFailed, NotApplicable
 from graders.engine.inputs import Inputs
@@ -139,12 +140,13 @@ def lookalike(new: Inputs, value: Any, name: str) -> Any:
 
 
 def _copied(new: Inputs, value: Any, name: str) -> Any:
-    """The same values in new objects (a Generator copied as it stands)."""
+    """The same values in new objects (a number, or a Generator the caller goes on drawing from,
+    as it is)."""
     if isinstance(value, (np.ndarray, tuple, list, dict)):
         import copy
 
         return new.let(f"{name}_again", copy.deepcopy(value), _copy_expr(value, new.name_of(value) or name))
-    return make.fresh_generators(value)
+    return value
 
 
 def _copy_expr(value: Any, name: str, depth: int = 0) -> str:
@@ -178,8 +180,8 @@ class Sequence:
         """One call (on `on`'s argument objects, with `assign` written into them, when given;
         `through`: see Candidate.again); its record, or None when the reference refuses it (not
         a call the contract allows)."""
-        if on is None:
-            args, kwargs = make.split(make.fresh_generators(values), self.params)
+        if on is None:  # a Generator is passed on as the caller has it (the repro draws from the same one)
+            args, kwargs = make.split(values, self.params)
         else:  # what `on`'s objects hold once `assign` is written into them
             args = tuple(assign.get(i, a) for i, a in enumerate(on.args))
             kwargs = {k: assign.get(k, v) for k, v in on.kwargs.items()}
@@ -512,6 +514,7 @@ def expect_fresh_randomness(impl, ex: Explore, new: Inputs, case: dict, ref) -> 
     if name is None or not ex.random:
         return
     params = make.parameters(ref, ex.function)
+    new = impl.grading.inputs if impl.grading.inputs is not None else new  # the inputs the repro rebuilds
     wide = dict(case, **ex.random)
     new.suffix = "_many"
     try:
@@ -519,18 +522,22 @@ def expect_fresh_randomness(impl, ex: Explore, new: Inputs, case: dict, ref) -> 
     finally:
         new.suffix = ""
     args, kwargs = make.split(values, params)
-    one, other = impl.fresh(), None
+    names = dict(new.names)
+    plain = call_text.written_call(ex.function, args, kwargs, names)
+    # the repro loads the file anew for the other process, as that process ran it
+    anew = f"run_path({impl.path!r})[{ex.function!r}]" + plain[len(ex.function):]
+    one, other = impl.fresh(loaded=True), None  # each runs the file itself: a Generator made at import is its own
     try:
-        other = impl.fresh()
+        other = impl.fresh(loaded=True)
         with impl.unrepeatable():
-            a = getattr(one, ex.function)(*args, **kwargs)
-            b = getattr(one, ex.function)(*args, **kwargs)
-            c = getattr(other, ex.function)(*args, **kwargs)
+            a = getattr(one, ex.function).send(args, kwargs, source=plain)
+            b = getattr(one, ex.function).send(args, kwargs, source=plain)
+            c = getattr(other, ex.function).send(args, kwargs, source=anew)
     finally:
         one.box.close()
         if other is not None:
             other.box.close()
-    source = impl.grading.calls[-1].source
+    source = plain
     draws = int(np.size(a))
     if not _differs(a, c):
         raise CheckFailed(f"{source}, with {name} left out, drew the same {draws} numbers in two new processes: the "

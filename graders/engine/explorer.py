@@ -121,10 +121,14 @@ def _checks(domain: Domain) -> dict:
 
         out["repeated_calls"] = repeated_calls
 
-        @check(LOOKALIKES, sequences, shrink=False, describe=describe, rules=rules.enforce)
-        def lookalikes(impl, new, ref, **case):
-            adversary.expect_lookalikes(impl, fns[case["fn"]], new, case, ref)
-            adversary.expect_fresh_randomness(impl, fns[case["fn"]], new, case, ref)
+        randomized = [dict(c, **fns[c["fn"]].random, randomness=True) for c in sequences if fns[c["fn"]].random]
+
+        @check(LOOKALIKES, sequences + randomized, shrink=False, describe=describe, rules=rules.enforce)
+        def lookalikes(impl, new, ref, randomness=False, **case):
+            if randomness:
+                adversary.expect_fresh_randomness(impl, fns[case["fn"]], new, case, ref)
+            else:
+                adversary.expect_lookalikes(impl, fns[case["fn"]], new, case, ref)
 
         out["lookalikes"] = lookalikes
 
@@ -326,7 +330,7 @@ def describe(case: dict) -> str:
     """The words for a case in a message: 'n=5, 2 leading axes, axis=0, values: offsets, float32'."""
     parts = []
     for k, v in case.items():
-        if k in ("seed", "fn", "why", "layout") or (k == "lead" and not v) or (k == "values" and v == "normal"):
+        if k in ("seed", "fn", "why", "layout", "randomness") or (k == "lead" and not v) or (k == "values" and v == "normal"):
             continue
         if k == "lead":
             parts.append(f"{v} leading ax{'is' if v == 1 else 'es'}")

@@ -548,14 +548,16 @@ class Candidate:
         call.poked = (value, self.grading.calls[-1].id if self.grading.calls else 0)
         return done.value or []
 
-    def fresh(self) -> "Candidate":
+    def fresh(self, loaded: bool = False) -> "Candidate":
         """The same attempt in a new process of its own, with nothing of earlier calls: its calls
         join this grading's record. A copy of the twin (forked by it, while it has not been
-        called: graders.engine.sandbox.Sandbox.twin), else a new process. The caller closes it
+        called: graders.engine.sandbox.Sandbox.twin), else a new process; `loaded`: always a new
+        process that runs the attempt's file itself (what its top-level code drew, a Generator
+        made at import, is its own, not a copy of the twin's). The caller closes it
         (`.box.close()`)."""
         twin = self.twin
         box = None
-        if twin is not None and twin.box.chan is not None and twin.pristine():
+        if not loaded and twin is not None and twin.box.chan is not None and twin.pristine():
             box = twin.box.twin(min(self.grading.deadline, time.monotonic() + 10.0))
         if box is None:
             box = self.box.copy()
