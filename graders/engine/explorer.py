@@ -140,7 +140,7 @@ def _checks(domain: Domain) -> dict:
     measured = [dict(fn=ex.function, mode=m.name) for ex in domain.functions if ex.memory is not None
                 for m in ex.memory.modes]
     if measured:
-        @check(MEMORY_MODES + " (" + ", ".join(c["mode"] for c in measured) + ")", measured, shrink=False,
+        @check(MEMORY_MODES + " (" + "; ".join(c["mode"] for c in measured) + ")", measured, shrink=False,
                timeout=60, slow="calls at the sizes the contract measures memory at",
                describe=lambda c: f"{c['fn']}, {c['mode']}")
         def memory_modes(impl, new, ref, fn, mode):
