@@ -371,8 +371,8 @@ def _one_changed(seq: Sequence, case: dict) -> None:
             changes.append({name: other})
     for change in changes:
         one = dict(case, **change)
-        if n >= ONE_CHANGED or not ex.allows(one):
-            continue
+        if n >= ONE_CHANGED or not ex.allows(one) or (ex.determined is not None and not ex.determined(one)):
+            continue  # a sampler's case whose answer the contract does not fix compares nothing
         n += 1
         name, value = next(iter(change.items()))
         seq.new.suffix = f"_{name}"
@@ -390,7 +390,7 @@ def _sizes_of_one(seq: Sequence, case: dict) -> None:
         if n >= SIZES_OF_ONE or case.get(name, 1) <= 1 or dim.minimum > 1:
             continue
         one = dict(case, **{name: 1}, seed=case.get("seed", 0) + 11 + n)
-        if not ex.allows(one):
+        if not ex.allows(one) or (ex.determined is not None and not ex.determined(one)):
             continue
         n += 1
         seq.new.suffix = f"_{name}1"
@@ -437,17 +437,19 @@ def _judge(impl, steps: list[Step]) -> None:
 
 
 def _laid_as_made(call, by_id: dict):
-    """`call`, or for one made on an earlier call's objects a stand-in whose arguments are copies
-    of those objects (their layout, read-only included) holding the values it was made with."""
-    earlier = by_id.get(call.args_from) if call.args_from is not None else None
-    if earlier is None:
-        return call
+    """A stand-in for `call`: its arguments with each Generator copied, or for a call made on an
+    earlier call's objects copies of those objects (their layout, read-only included) holding
+    the values it was made with."""
     from graders.engine.recorder import Call, clone
+
+    earlier = by_id.get(call.args_from) if call.args_from is not None else None
+    if earlier is None:  # its Generators copied: the record keeps the state the call was made with
+        return Call(call.function, make.fresh_generators(call.args), make.fresh_generators(call.kwargs), call.source)
 
     def laid(key, value):
         held = earlier.args[key] if isinstance(key, int) else earlier.kwargs.get(key)
         if not isinstance(held, np.ndarray) or not isinstance(value, np.ndarray) or held.shape != value.shape:
-            return value
+            return make.fresh_generators(value)
         out = clone(held)
         writeable = out.flags.writeable
         out.setflags(write=True)
