@@ -131,9 +131,11 @@ def palettes(ex) -> dict[str, tuple]:
 
 
 def fair(ex, case: dict) -> bool:
-    """A case the domain allows, with at most one parameter at an unbounded value (2**31, 10**12):
-    the contract lets each have any value, not their products overflow every integer type."""
-    return ex.allows(case) and sum(1 for k in ex.counts if case.get(k) in UNBOUNDED) <= 1
+    """A case the domain allows, whose answer the contract fixes (a sampler's: greedy, or a
+    nucleus of one token), with at most one parameter at an unbounded value (2**31, 10**12): the
+    contract lets each have any value, not their products overflow every integer type."""
+    return ex.allows(case) and (ex.determined is None or ex.determined(case)) and \
+        sum(1 for k in ex.counts if case.get(k) in UNBOUNDED) <= 1
 
 
 def pair_cases(ex, base: Callable[[int], dict]) -> list[dict]:
