@@ -161,7 +161,8 @@ def _adversary(terminalreporter, katas: list[str]) -> None:
         if domain is None:
             continue
         row = explorer.figures(domain, files.reference(kata))
-        terminalreporter.write_line(f"{kata:22} " + " ".join(f"{row[h]:>13}" for h in heads) + f" {row['rules']:>6}")
+        terminalreporter.write_line(f"{kata:22} " + " ".join(f"{getattr(row, h.replace(' ', '_')):>13}" for h in heads)
+                                    + f" {row.rules:>6}")
     terminalreporter.write_line("")
 
 

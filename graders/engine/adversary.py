@@ -46,8 +46,8 @@ from graders.engine import calls as make
 from graders.engine.domain import Explore
 from graders.engine.failures import CheckFailed, NotApplicable
 from graders.engine.inputs import Inputs
-from graders.engine.recorder import Raised, _differs
-from graders.engine.vocabulary import _first_difference
+from graders.engine.recorder import Raised, differs
+from graders.engine.vocabulary import first_difference
 from graders.engine.wire import Kept
 
 GRID = 1024                 # entries are multiples of 1/GRID: sums of a few thousand are exact
@@ -271,7 +271,7 @@ def _made_all(seq: "Sequence", case: dict) -> None:
         if changed:
             n, made, out, now = changed[0]
             raise CheckFailed(f"what call {n} of {len(seq.steps)}, {made.source}, returned was changed by the "
-                              f"calls made after it{_first_difference(out, now)}: a result must stay as it was "
+                              f"calls made after it{first_difference(out, now)}: a result must stay as it was "
                               f"returned (a buffer that later calls write into?)", kind="stale")
 
 
@@ -481,9 +481,10 @@ def _depends(tries: str) -> str:
     return f"the answer depends on an earlier call that agrees with this one on {what}"
 
 
-def plan(ex: Explore, ref, case: dict) -> dict[str, int]:
-    """The sequences the adversary makes for `ex` on the plain `case`, by kind (SEQUENCES), each
-    counted once it applies: for the table of what a kata's explorer ranges over."""
+def plan(ex: Explore, ref, case: dict) -> tuple[str, ...]:
+    """The sequences the adversary makes for `ex` on the plain `case`, each by its kind
+    (SEQUENCES), once for every time it is made: for the table of what a kata's explorer ranges
+    over."""
     new = OnGrid(case.get("seed", 0))
     plain = make.drawn(ex, new, case)
     twins = {k: v for k, v in ((k, lookalike(new, v, k)) for k, v in plain.items()) if v is not None}
@@ -493,11 +494,12 @@ def plan(ex: Explore, ref, case: dict) -> dict[str, int]:
     fits = 0 if want is make.REFUSED else sum(
         1 for v in plain.values() for _, part in _parts(want) if _fits(v, part))
     sizes = sum(1 for k, d in ex.dims.items() if case.get(k, 1) > 1 and d.minimum <= 1)
-    return {SEQUENCES[0]: int(bool(twins)), SEQUENCES[1]: min(len(twins), ONE_AT_A_TIME) if len(plain) > 1 else 0,
-            SEQUENCES[2]: int(bool(arrays)), SEQUENCES[3]: int(bool(arrays)),
-            SEQUENCES[4]: min(fits, PASSED_BACK), SEQUENCES[5]: min(sizes, SIZES_OF_ONE),
-            SEQUENCES[6]: min(len(ex.dims) + len(ex.scalars), ONE_CHANGED),
-            "a random default in two new processes": int(bool(ex.random) and random_default(ref, ex.function) is not None)}
+    counts = (int(bool(twins)), min(len(twins), ONE_AT_A_TIME) if len(plain) > 1 else 0, int(bool(arrays)),
+              int(bool(arrays)), min(fits, PASSED_BACK), min(sizes, SIZES_OF_ONE),
+              min(len(ex.dims) + len(ex.scalars), ONE_CHANGED))
+    randomness = ("a random default in two new processes",) * int(
+        bool(ex.random) and random_default(ref, ex.function) is not None)
+    return tuple(kind for kind, n in zip(SEQUENCES, counts) for _ in range(n)) + randomness
 
 
 # ----------------------------------------------------------------------------- fresh randomness
@@ -541,11 +543,11 @@ def expect_fresh_randomness(impl, ex: Explore, new: Inputs, case: dict, ref) -> 
             other.box.close()
     source = plain
     draws = int(np.size(a))
-    if not _differs(a, c):
+    if not differs(a, c):
         raise CheckFailed(f"{source}, with {name} left out, drew the same {draws} numbers in two new processes: the "
                           f"default must be a fresh Generator (np.random.default_rng()), not one seeded with a "
                           f"constant", kind="random")
-    if not _differs(a, b):
+    if not differs(a, b):
         raise CheckFailed(f"{source}, with {name} left out, drew the same {draws} numbers twice in one process: each "
                           f"call must draw afresh (a Generator made with a constant seed at every call?)",
                           kind="random")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 import zlib
+from dataclasses import dataclass
 from functools import lru_cache
 
 from graders.engine import calls as make
@@ -167,21 +168,33 @@ def expect_memory_in_mode(impl, new, ex: Explore, mode: str, ref) -> None:
     expect_memory_below(impl, lambda: fn(*args, **kwargs), t_q, t_k)
 
 
-def figures(domain: Domain, ref) -> dict:
-    """What the explorer as an adversary makes of `domain`, for the table of tests/test_katas.py:
-    the declared pairs and the cases varying them on the plain case, the covering array's rows,
-    the cache adversary's sequences, the modes, and the rules held on every call."""
-    out = {"pairs": 0, "pair cases": 0, "covering rows": 0, "sequences": 0, "modes": 0,
-           "rules": len(rules.RULES), "memory modes": 0}
+@dataclass
+class Figures:
+    """What the explorer as an adversary makes of a domain (the table of tests/test_katas.py)."""
+
+    pairs: int = 0              # pairs of factors declared to interact
+    pair_cases: int = 0         # the cases that vary them on the plain case
+    covering_rows: int = 0      # the covering array of the pairs not declared
+    sequences: int = 0          # the cache adversary's sequences
+    modes: int = 0              # the modes the ValueErrors are asked for in
+    memory_modes: int = 0       # the modes a memory rule is measured in
+    rules: int = len(rules.RULES)   # the contract's rules held on every call
+
+
+def figures(domain: Domain, ref) -> Figures:
+    """What the explorer as an adversary makes of `domain`: the declared pairs and the cases
+    varying them on the plain case, the covering array's rows, the cache adversary's sequences,
+    the modes, and the rules held on every call."""
+    out = Figures()
     for ex in domain.functions:
         plain = lambda i, ex=ex: dict(base_case(ex, 0), seed=700 + i)  # noqa: E731
-        out["pairs"] += len(ex.pairs)
-        out["pair cases"] += len(palettes.pair_cases(ex, plain))
-        out["covering rows"] += len(palettes.covering(ex, plain, f"{ex.function}:covering"))
+        out.pairs += len(ex.pairs)
+        out.pair_cases += len(palettes.pair_cases(ex, plain))
+        out.covering_rows += len(palettes.covering(ex, plain, f"{ex.function}:covering"))
         if ex.sequence:
-            out["sequences"] += sum(adversary.plan(ex, ref, dict(base_case(ex, 0), fn=ex.function)).values())
-        out["modes"] += len(ex.modes)
-        out["memory modes"] += len(ex.memory.modes) if ex.memory is not None else 0
+            out.sequences += len(adversary.plan(ex, ref, dict(base_case(ex, 0), fn=ex.function)))
+        out.modes += len(ex.modes)
+        out.memory_modes += len(ex.memory.modes) if ex.memory is not None else 0
     return out
 
 

@@ -260,6 +260,9 @@ def _differs(a: Any, b: Any) -> bool:
     return False
 
 
+differs = _differs  # the public name
+
+
 def _changed_parts(name: str, old: Any, new: Any) -> list[str]:
     """The names of the parts of an argument that the call changed: `x`, `params['W_q']`, `cache[0]`."""
     if isinstance(old, dict) and isinstance(new, dict) and list(old) == list(new):

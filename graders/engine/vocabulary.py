@@ -16,7 +16,7 @@ import numpy as np
 from graders.engine import grammar
 from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet  # noqa: F401
 from graders.engine.inputs import LAYOUT_CHECK, LAYOUTS, Inputs, layout_cases, with_dtypes  # noqa: F401
-from graders.engine.recorder import Candidate, Opaque, Recorded, _differs
+from graders.engine.recorder import Candidate, Opaque, Recorded, _differs  # noqa: F401  (Opaque: for graders)
 from graders.engine.runner import check  # noqa: F401
 from graders.engine.wire import kind_of  # noqa: F401  ("a list", "an OrderedDict": the attempt's own type, for messages)
 
@@ -266,6 +266,9 @@ def _first_difference(a: Any, b: Any, names: tuple[str, ...] = (), what: str = "
         idx = tuple(int(i) for i in np.argwhere(~same)[0])
         return f" ({what} at {list(idx)} was {_fmt(float(a[idx]))} when returned, {_fmt(float(b[idx]))} now)"
     return f" ({what})"
+
+
+first_difference = _first_difference  # the public name
 
 
 def expect_memory_below(impl: Candidate, make_call: Callable[[], Any], t: int, t_k: int | None = None,
