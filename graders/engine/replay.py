@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from graders.engine import keeping
-from graders.engine.recorder import Call, Raised, _differs, clone
+from graders.engine.recorder import Call, Raised, clone, differs
 from graders.engine.vocabulary import tolerance
 
 
@@ -125,7 +125,7 @@ class Replayer:
                 out = fn(*args, **kwargs)
             except Exception as exc:
                 out = exc
-        wrote = any(_differs(old, new) for old, new in zip((*before[0], *before[1].values()),
+        wrote = any(differs(old, new) for old, new in zip((*before[0], *before[1].values()),
                                                            (*args, *kwargs.values())))
         wrote = wrote or bool(held and keeping.replaced(args, kwargs, held))  # an entry replaced, equal or not
         return out, ((args, kwargs) if wrote else None)

@@ -22,8 +22,8 @@ from graders.engine import rules
 from graders.engine.domain import Explore
 from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs
-from graders.engine.recorder import Raised, _differs
-from graders.engine.vocabulary import _first_difference
+from graders.engine.recorder import Raised, differs
+from graders.engine.vocabulary import first_difference
 
 POKED = 7.0   # what the caller writes into a result it was given
 
@@ -57,7 +57,7 @@ def expect_sequence(impl, ex: Explore, new: Inputs, case: dict, ref, other: dict
             if changed:
                 n, call, out, now = changed[0]
                 raise CheckFailed(f"what call {n} of {len(steps)}, {call.source}, returned was changed by the calls "
-                                  f"made after it{_first_difference(out, now)}: a result must stay as it was returned",
+                                  f"made after it{first_difference(out, now)}: a result must stay as it was returned",
                                   kind="stale")
         finally:
             impl.forget()
@@ -126,7 +126,7 @@ def fetched(impl, steps: list) -> list:
             continue  # it raised: nothing was returned to keep
         now = impl.fetch(call)
         call.later, call.later_seen, call.later_after = now, True, last
-        if _differs(out, now):
+        if differs(out, now):
             changed.append((n, call, out, now))
     return changed
 

@@ -16,7 +16,7 @@ import numpy as np
 from graders.engine import grammar
 from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet  # noqa: F401
 from graders.engine.inputs import LAYOUT_CHECK, LAYOUTS, Inputs, layout_cases, with_dtypes  # noqa: F401
-from graders.engine.recorder import Candidate, Opaque, Recorded, _differs  # noqa: F401  (Opaque: for graders)
+from graders.engine.recorder import Candidate, Opaque, Recorded, differs  # noqa: F401  (Opaque: for graders)
 from graders.engine.runner import check  # noqa: F401
 from graders.engine.wire import kind_of  # noqa: F401  ("a list", "an OrderedDict": the attempt's own type, for messages)
 
@@ -247,7 +247,7 @@ def expect_repeatable(impl: "Candidate", calls: list[tuple[Callable[[], Any], An
         for n, call, out in made[:-1]:
             now = impl.fetch(call)
             call.later, call.later_seen, call.later_after = now, True, last
-            if _differs(out, now):
+            if differs(out, now):
                 where = _first_difference(out, now, names)
                 raise CheckFailed(f"what call {n}, {call.source}, returned was changed by the calls made after "
                                   f"it{where}: a result must stay as it was returned", kind="stale")
@@ -259,7 +259,7 @@ def _first_difference(a: Any, b: Any, names: tuple[str, ...] = (), what: str = "
     """' (the weights at [0, 1] was 0.25 when returned, 0.5 now)' for the first entry that changed."""
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         for i, (x, y) in enumerate(zip(a, b)):
-            if _differs(x, y):
+            if differs(x, y):
                 return _first_difference(x, y, (), names[i] if i < len(names) else f"{what}[{i}]")
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and a.size:
         same = (a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind in "fc" else a == b
