@@ -251,7 +251,7 @@ def _coverage(ex, node: ast.FunctionDef, code: str) -> list[str]:
         out.append("raises ValueError in the reference but the domain declares no invalid call")
     if not ex.big:
         out.append("the domain has no case past a cheap boundary (big=...)")
-    return out + _growth(ex)
+    return out + _growth(ex) + _adversary(ex, params, defaults)
 
 
 def _growth(ex) -> list[str]:
@@ -284,6 +284,39 @@ def _growth(ex) -> list[str]:
                 valid = False
             if not valid:
                 out.append(f"grows {g.name}: the case at {g.name} = {n} is not a valid call")
+    return out
+
+
+def _adversary(ex, params: list[str], defaults: dict) -> list[str]:
+    """What the explorer as an adversary needs declared: the pairs of factors that interact (each
+    a factor of the case), the contract's words for every limit, the unbounded parameters, a
+    case that draws many numbers where a default is random, and modes that make valid cases."""
+    from graders.engine.explorer import base_case
+    from graders.engine.palettes import palettes
+
+    out = []
+    factors = palettes(ex)
+    if not ex.pairs:
+        out.append("the domain declares no pairs of factors that interact (pairs=((..., ...), ...))")
+    for a, b in ex.pairs:
+        out += [f"its pair ({a!r}, {b!r}) names {f!r}, which is not a factor of its cases ({', '.join(factors)})"
+                for f in (a, b) if f not in factors]
+    out += [f"the domain cites no words of the contract for the limits of `{k}` (cites={{'{k}': ...}})"
+            for k in [*ex.dims, *ex.scalars] if not ex.cites.get(k)]
+    out += [f"`{p}` has no upper bound in the contract, but the domain does not explore 2**31 and 10**12 "
+            f"(counts=('{p}',))" for p in ("block_size", "window") if p in params and p not in ex.counts]
+    randomized = [p for p, d in defaults.items() if isinstance(d, ast.Constant) and d.value is None and p == "rng"]
+    if randomized and not ex.random:
+        out.append(f"`{randomized[0]}` defaults to fresh randomness, but the domain gives no case that draws many "
+                   f"numbers (random={{...}}), so two new processes are not compared")
+    for mode in ex.modes:
+        try:
+            made = mode.make(dict(base_case(ex, 4)))
+            fine = made is None or ex.allows(made)
+        except Exception:  # noqa: BLE001  (a mode that fails is a fault to report)
+            fine = False
+        if not fine:
+            out.append(f"its mode {mode.name!r} makes no case the domain allows")
     return out
 
 

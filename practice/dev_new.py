@@ -51,7 +51,7 @@ def agrees(impl, new, ref, n, dtype):
     raise NotImplementedError("{M}: the kata's own properties, each a @check")
 '''
 DOMAIN = f'''"""The input domain of {{name}}(x): {M} sizes, value families, scalars, invalid calls."""
-from graders.engine.domain import Dim, Domain, Explore, Grows, floats
+from graders.engine.domain import REAL_SIZES, Dim, Domain, Explore, Grows, floats
 
 
 def draw(new, case: dict) -> dict:
@@ -59,6 +59,8 @@ def draw(new, case: dict) -> dict:
 
 
 DOMAIN = Domain(Explore("{{name}}", draw, dims={{{{"n": Dim()}}}},
+                        pairs=(("n", "values"),),  # {M}: the families and parameters that interact
+                        cites={{{{"n": REAL_SIZES}}}},  # {M}: the contract's words for each limit
                         # {M}: the size its cost grows with, and others a loop may run over
                         grows=(Grows("n", "entry", lambda n: {{{{"n": n}}}}),)))
 '''

@@ -2,8 +2,10 @@
 
 tests/test_katas.py records, for every known bug, near miss, variant and alternative answer
 it grades, what came of it; this plugin gathers the records (from every xdist worker, through
-a folder named in the environment) and prints three tables, one line per kata: the
-dimensions of the input domain its explorer ranges over; bugs caught, bugs named as
+a folder named in the environment) and prints four tables, one line per kata: the
+dimensions of the input domain its explorer ranges over; what the explorer as an adversary
+makes of it (pairs varied on the plain case, a covering array, the cache adversary's
+sequences, modes, the rules held on every call); bugs caught, bugs named as
 themselves and alternative answers accepted; and the explanations' rightness: near misses
 and variants (catalogued mistakes with their trigger moved) explained as each declares a
 reader should be told, those of which nothing was said, and those given a wrong name (which
@@ -96,6 +98,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
     terminalreporter.section("the standard, kata by kata")
     _dimensions(terminalreporter, sorted(table))
+    _adversary(terminalreporter, sorted(table))
     terminalreporter.write_line(f"{'kata':22} {'bugs caught':>16} {'named as itself':>16} {'alternatives':>14}")
     for kata in sorted(table):
         row = table[kata]
@@ -138,6 +141,28 @@ def _dimensions(terminalreporter, katas: list[str]) -> None:
         terminalreporter.write_line(f"{'kata':22} " + " ".join(f"{i + 1:^5}" for i in range(len(names))))
     for line in lines:
         terminalreporter.write_line(line)
+    terminalreporter.write_line("")
+
+
+def _adversary(terminalreporter, katas: list[str]) -> None:
+    """What the explorer as an adversary makes of each kata's domain: the pairs of factors it
+    declares and the cases that vary each pair on the plain case, the covering array of the
+    pairs it does not declare, the cache adversary's sequences, the modes the ValueErrors are
+    asked for in, and the rules held on every call (with the modes a memory rule is measured in)."""
+    from graders.engine import explorer, files, rules
+
+    heads = ("pairs", "pair cases", "covering rows", "sequences", "modes", "memory modes")
+    terminalreporter.write_line("the explorer as an adversary: pairs declared and their cases on the plain case, a "
+                                "covering array of the rest, the cache adversary's sequences, modes; the rules held "
+                                f"on every call: {', '.join(rules.RULES)}")
+    terminalreporter.write_line(f"{'kata':22} " + " ".join(f"{h:>13}" for h in heads) + f" {'rules':>6}")
+    for kata in katas:
+        domain = files.domain(kata)
+        if domain is None:
+            continue
+        row = explorer.figures(domain, files.reference(kata))
+        terminalreporter.write_line(f"{kata:22} " + " ".join(f"{getattr(row, h.replace(' ', '_')):>13}" for h in heads)
+                                    + f" {row.rules:>6}")
     terminalreporter.write_line("")
 
 

@@ -91,7 +91,7 @@ def test_each_check_shows_as_it_ends_and_the_report_replaces_them(subprocess_env
     frames = [(t, STYLE.sub("", chunk)) for t, chunk in term.chunks]
     ended = [t for t, chunk in frames if "checks done" in chunk]
     counts = [int(n) for _, chunk in frames for n in re.findall(r"grading, (\d+) checks? done", chunk)]
-    summary = next(t for t, chunk in frames if "14/14 checks passed" in chunk)
+    summary = next(t for t, chunk in frames if re.search(r"(\d+)/\1 checks passed", chunk))
     assert ended and ended[0] < summary and len(set(counts)) >= 3, counts  # the checks came one by one
     assert counts == sorted(counts)
     first = next(chunk for t, chunk in frames if "checks done" in chunk)

@@ -173,3 +173,34 @@ def test_a_function_that_takes_arrays_must_say_what_its_cost_grows_with(tmp_path
            "the one before times the same number)" in faults
     domain.write_text(text.replace('"lead": 1, "axis": -1}', '"lead": 1, "axis": 5}'))
     assert "softmax: `softmax`: grows N: the case at N = 32 is not a valid call" in _faults(root)
+
+
+def test_a_domain_without_what_the_adversary_needs_is_named(tmp_path):
+    """A domain that declares no pairs, cites nothing for a limit, names a pair of no factor, does
+    not explore an unbounded parameter at 2**31 and 10**12, or gives a random default no case
+    that draws many numbers: each is named."""
+    root = _copy(tmp_path)
+    for name, edits in {
+        "softmax": [('    pairs=(("values", "axis"), ("values", "lead"), ("values", "dtype"), ("n", "values"), '
+                     '("axis", "numbers")),\n', '    pairs=(("values", "colour"),),\n'),
+                    ('"m": SIZES_OF_ONE,', '')],
+        "flash_attention": [('    counts=("block_size",),\n', '')],
+        "top_p": [('            random={"m": 4096, "lead": 1, "values": "normal", "temperature": 1.0, "top_p": 1.0},\n',
+                   '')],
+        "rms_norm": [('    pairs=(("eps", "values"), ("eps", "numbers"), ("values", "dtype"), ("d", "values"), '
+                      '("values", "lead")),\n', '')],
+    }.items():
+        path = root / "graders" / name / "domain.py"
+        text = path.read_text()
+        for old, new in edits:
+            assert old in text, (name, old)
+            text = text.replace(old, new)
+        path.write_text(text)
+    faults = _faults(root)
+    assert any(f.startswith("softmax: `softmax`: its pair ('values', 'colour') names 'colour'") for f in faults), faults
+    assert "softmax: `softmax`: the domain cites no words of the contract for the limits of `m` (cites={'m': ...})" \
+        in faults, faults
+    assert any(f.startswith("flash_attention: `flash_attention`: `block_size` has no upper bound") for f in faults)
+    assert any(f.startswith("top_p: `sample_top_p`: `rng` defaults to fresh randomness") for f in faults), faults
+    assert "rms_norm: `rms_norm`: the domain declares no pairs of factors that interact (pairs=((..., ...), ...))" \
+        in faults, faults

@@ -8,11 +8,15 @@ get nothing), `zeros` (a query and a key of zeros: scores of exactly 0). float32
 with the extreme tolerance, rtol 1e-3: random scores near 1e3 leave each row one clear winner,
 where float32 gradients stay that accurate (the grader's own check of scores near 1e4, split
 between two keys, holds float32 to the contract's atol of 1e-3 of each gradient's largest
-entry). Large cases: one query over 33,000 keys, and 33,000 queries over two keys.
+entry). Large cases: one query over 33,000 keys, and 33,000 queries over two keys. The
+engine's whole-array families too: `zero`, `constant`, `tiny` (q of 1e-30: every visible key
+weighs alike). Pairs varied together on the plain case: each family with causal, the dtype
+and the leading axes; causal with t_q. The modes: causal and not, a decoding step (one
+query). The size of a real model: one query over 8,200 keys, with every family.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
+from graders.engine.domain import REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, Mode, cast, floats
 from graders.engine.probes import through_d_out
 
 ROW_SCALES = np.array([1.0, 30.0, 1e-3, 6.0, 0.3, 18.0])
@@ -59,10 +63,16 @@ DOMAIN = Domain(Explore(
     dims={"t_q": Dim(small=(1, 2, 3, 5, 12), base=(3, 4, 5)), "t_k": Dim(small=(1, 2, 3, 6, 7, 12), base=(5, 6, 7)),
           "d": Dim(small=(1, 2, 5, 6), base=(2, 3))},
     lead=2,
-    families=("huge", "row_scales", "tail_zero", "zeros"),
+    families=("huge", "row_scales", "tail_zero", "zeros", "zero", "constant", "tiny"),
     extreme=("huge", "row_scales"),
     scalars={"causal": (False, True)},
     valid=_valid,
+    pairs=(("values", "causal"), ("values", "dtype"), ("values", "lead"), ("t_q", "causal")),
+    real=({"t_q": 1, "t_k": 8_200, "d": 1, "lead": 0},),
+    modes=(Mode("causal", lambda c: dict(c, causal=True)), Mode("not causal", lambda c: dict(c, causal=False)),
+           Mode("a decoding step (one query)", lambda c: dict(c, t_q=1))),
+    cites={"t_q": "ValueError when causal and T_q > T_k", "t_k": REAL_SIZES, "d": SIZES_OF_ONE,
+           "causal": "the causal_mask bottom-right alignment when causal"},
     invalid=(Invalid("causal with more queries than keys: the first query would see no key",
                      lambda c: dict(c, t_q=c["t_k"] + 1, causal=True)),),
     big=({"t_q": 1, "t_k": 33_000, "d": 1, "lead": 0},

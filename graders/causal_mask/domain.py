@@ -7,11 +7,16 @@ apply_causal_mask takes scores (..., t_q, t_k) with up to two leading axes (size
 Value families, each where the contract fixes the answer: `blocked_nan`, `blocked_inf` and
 `blocked_huge` (NaN, +inf or the dtype's largest number at every blocked entry: the result
 is -inf there whatever was there), `neg_inf` (-inf already present, blocked or not), `zeros`
-(exact zeros at allowed entries, which stay 0).
+(exact zeros at allowed entries, which stay 0), and the engine's whole-array `constant`,
+`tiny` and `neg_inf_run` (each row begins with a run of -inf). Pairs varied together on the
+plain case: t_q with t_k (the bottom-right alignment), each family with the leading axes, the
+dtype and t_q; the sizes typed as NumPy integers. The size of a real model: a decoding step,
+one query over 131,072 keys, with every family.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats, with_entries
+from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, Dim, Domain, Explore, Grows, Invalid, Mode, cast, floats,
+                                   with_entries)
 from graders.engine.inputs import literal
 
 BLOCKED_FILLS = {"blocked_nan": np.nan, "blocked_inf": np.inf, "blocked_huge": None}  # None: the dtype's max
@@ -65,16 +70,25 @@ def _no_keys(case: dict) -> dict:
 
 
 SIZES = {"t_q": Dim(base=(2, 3, 4)), "t_k": Dim(base=(5, 6, 7))}
+CITES = {"t_q": "a causal call with more queries than keys (t_q > t_k) raises ValueError",
+         "t_k": REAL_SIZES + "; causal_mask a decoding step (t_q = 1) over 131,072 keys",
+         "m": "apply_causal_mask(scores): (..., t_q, t_k) -> same, broadcasting over any leading axes",
+         "omit": "t_k=None means t_k = t_q, giving the strict upper triangle", "numbers": ANY_NUMBER}
+DECODING = Mode("a decoding step (one query)", lambda c: dict(c, t_q=1))
+SQUARE = Mode("as many queries as keys", lambda c: dict(c, t_q=c["t_k"]))
 MORE_QUERIES = "more queries than keys (t_q > t_k): the first query would have no key to attend to"
 
 # apply_causal_mask first: its ValueError tells apart mistakes that the mask's alone does not (the
 # test of t_q > t_k turned the wrong way round returns a mask of another shape than t_q and t_k swapped)
 DOMAIN = Domain(
     Explore("apply_causal_mask", draw_apply, dims={**SIZES, "m": Dim(small=(1, 3), base=(2, 3))}, lead=2,
-            families=("blocked_nan", "blocked_inf", "blocked_huge", "neg_inf", "zeros"),
+            families=("blocked_nan", "blocked_inf", "blocked_huge", "neg_inf", "zeros", "constant", "tiny",
+                      "neg_inf_run"),
             valid=_valid, invalid=(Invalid(MORE_QUERIES, _more_queries),), masks=("",),
             big=({"t_q": 1, "t_k": 40_000, "lead": 0}, {"t_q": 2, "t_k": 33_000, "lead": 0, "values": "blocked_nan"},
                  {"t_q": 2, "t_k": 2, "lead": 1, "m": 16_385}, {"t_q": 4, "t_k": 4, "lead": 2}),
+            pairs=(("t_q", "t_k"), ("values", "lead"), ("values", "dtype"), ("t_q", "values")),
+            real=({"t_q": 1, "t_k": 131_072, "lead": 0},), modes=(DECODING, SQUARE), cites=CITES,
             grows=(Grows("T", "position", lambda n: {"t_q": n, "t_k": n, "lead": 0}),)),
     # `omit` (t_k left out) is valid on square cases only: a plain case has t_q < t_k, so it is
     # explored on the square cases of `big` and on the random mixes that draw t_q == t_k
@@ -84,5 +98,7 @@ DOMAIN = Domain(
             big=({"t_q": 1, "t_k": 40_000}, {"t_q": 1025, "t_k": 1025, "omit": True},
                  {"t_q": 1, "t_k": 1, "omit": True}, {"t_q": 6, "t_k": 6, "omit": True},
                  {"t_q": 5, "t_k": 5}, {"t_q": 7, "t_k": 7}),
+            pairs=(("t_q", "t_k"), ("t_q", "numbers"), ("t_k", "numbers")),
+            real=({"t_q": 1, "t_k": 131_072},), modes=(DECODING, SQUARE), cites=CITES,
             grows=(Grows("T", "position", lambda n: {"t_q": n, "t_k": n}),)),
 )

@@ -3,11 +3,14 @@
 Sizes B, T, n_heads and d_head (d_model = n_heads * d_head; `extra` adds columns so that
 n_heads no longer divides d_model, for the ValueError). Value families: `huge` (scores
 of 1e3 and more), `row_scales` (positions of x scaled by very different amounts, so the
-rows of scores lie far apart), `zeros` (a position of x that is all zeros).
+rows of scores lie far apart), `zeros` (a position of x that is all zeros), and the engine's
+whole-array `zero`, `constant` and `tiny`. Pairs varied together on the plain case: each
+family with n_heads, B, T and the dtype; n_heads typed as a NumPy integer.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
+from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, cast,
+                                   floats)
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
 
@@ -52,10 +55,12 @@ DOMAIN = Domain(Explore(
     "causal_mha", draw,
     dims={"B": Dim(base=(2, 3), trivial=0), "T": Dim(base=(3, 4, 5, 6)), "n_heads": Dim(base=(2, 3, 4), trivial=0),
           "d_head": Dim(base=(2, 3))},
-    families=("huge", "row_scales", "zeros"),
+    families=("huge", "row_scales", "zeros", "zero", "constant", "tiny"),
     extreme=("huge", "row_scales"),
     invalid=(Invalid("n_heads does not divide d_model", _indivisible),),
     big=({"B": 16_385, "T": 2, "n_heads": 1, "d_head": 2},),   # sequences past 16,384 in one batch
+    pairs=(("values", "n_heads"), ("values", "T"), ("values", "dtype"), ("B", "values"), ("n_heads", "numbers")),
+    cites={"B": SIZES_OF_ONE, "T": SIZES_OF_ONE, "n_heads": ANY_NUMBER, "d_head": REAL_SIZES},
     outputs=("y", "the weights"), axes=AXES, constants=constants, masks=("the weights",),
     grows=(Grows("T", "position", lambda n: {"T": n, "B": 1, "n_heads": 2, "d_head": 4}),
            Grows("n_heads", "head", lambda n: {"T": 16, "B": 1, "n_heads": n, "d_head": 4}, (2, 4, 8)),

@@ -5,12 +5,18 @@ Targets are int64 or int32 (`target_dtype`); every `ignored`-th position from th
 gets ignore_index (none when 0), which is -100 by default, -1, 0 (inside [0, V): targets of
 that class are ignored too) or 255 (above a small V). Value families: `huge` (logits of 1e4:
 a target's probability far below 1e-300), `offsets` (each position shifted by its own large
-amount, +1e4, -1e4, 0, ...). float32 meets neither: a float32 logit near 1e4 is itself only
-known to about 1e-3, and so is softmax - 1 at a confident target.
+amount, +1e4, -1e4, 0, ...), and the engine's whole-array `zero`, `constant` and `tiny`.
+float32 meets neither `huge` nor `offsets`: a float32 logit near 1e4 is itself only known to
+about 1e-3, and so is softmax - 1 at a confident target. Pairs varied together on the plain
+case: each family with ignore_index, V and the leading axes; ignore_index with what is ignored,
+the targets' dtype and typed as a NumPy integer. The modes: one position (logits (V,)), an
+ignore_index inside [0, V), every position counted; the ValueErrors are asked for in each.
+The size of a real model: a vocabulary of 131,072, with every family.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, floats, with_row_offsets
+from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, Mode,
+                                   floats, with_row_offsets)
 
 STRAY = {"V": lambda V: V, "-1": lambda V: -1, "-100": lambda V: -100}
 
@@ -83,10 +89,20 @@ DOMAIN = Domain(Explore(
     "cross_entropy", draw,
     dims={"n": Dim(base=(2, 3), trivial=0), "V": Dim(base=(4, 5, 6), big=40_000)},
     lead=3,
-    families=("huge", "offsets"),
+    families=("huge", "offsets", "zero", "constant", "tiny"),
     scalars={"ignore_index": (-100, -1, 0, 255), "ignored": (0, 2), "target_dtype": ("int32", "int64")},
     valid=_valid,
     invalid=INVALID,
+    pairs=(("values", "ignore_index"), ("values", "lead"), ("V", "values"), ("ignore_index", "ignored"),
+           ("ignore_index", "target_dtype"), ("ignore_index", "numbers")),
+    real=({"n": 1, "lead": 1, "V": 131_072},),
+    modes=(Mode("one position (logits (V,))", lambda c: dict(c, n=1, lead=0)),
+           Mode("an ignore_index inside [0, V)", lambda c: dict(c, ignore_index=0)),
+           Mode("every position counted", lambda c: dict(c, ignored=0))),
+    cites={"n": SIZES_OF_ONE, "V": REAL_SIZES + "; a vocabulary of 131,072",
+           "ignore_index": "An ignore_index inside [0, V) ignores that class, as in PyTorch. " + ANY_NUMBER,
+           "ignored": "the mean over the positions whose target is not ignore_index",
+           "target_dtype": "targets int (...)"},
     # rows past 16,384 with V = 2, all counted; a vocabulary past 32,767 for two positions
     big=({"n": 16_385, "lead": 1, "V": 2, "ignored": 0}, {"n": 2, "lead": 1, "V": 40_000}),
     fixed={"ignored": 3},

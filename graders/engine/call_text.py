@@ -56,7 +56,7 @@ def shapes(value, names: dict) -> str:
     return ", ".join(found)
 
 
-def repro_for(calls: list[Call], inputs, path: str | None,
+def repro_for(calls: list, inputs, path: str | None,
               input_lines: list[str] | None = None) -> str:
     """A few lines of Python that rebuild the inputs and make the failing calls."""
     functions = sorted({c.function for c in calls})
@@ -73,6 +73,12 @@ def repro_for(calls: list[Call], inputs, path: str | None,
 
 _KEPT = re.compile(r"^\(out\d+ := (.*)\)$")                          # (out1 := f(x)): a result kept
 _POKED = re.compile(r"^\(\[a\.__setitem__\(Ellipsis, .*? if isinstance\(a, np\.ndarray\)\], (.*)\)\[1\]$")
+
+
+def kept_as(source: str) -> int | None:
+    """N when a call's source keeps what it returned as `outN` in a repro, else None."""
+    found = _KEPT.match(source)
+    return int(source[4:source.index(" ")]) if found else None
 
 
 def plain(source: str) -> str:

@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from graders.engine import grammar
+from graders.engine import palettes
 from graders.engine.domain import Explore
 from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs, laid_out, laid_out_expr
-from graders.engine.vocabulary import expect_close, expect_raises
+from graders.engine.vocabulary import expect_close, expect_raises, tolerance
 from graders.engine.wire import digest
 
 REFUSED = object()      # what the reference does with a call the contract rules out: ValueError
@@ -42,8 +43,18 @@ def _parameters(fn) -> tuple[inspect.Parameter, ...]:
 
 def arguments(ex: Explore, new: Inputs, case: dict, ref) -> tuple[tuple, dict]:
     """The call `case` describes: its required arguments positionally, the rest by keyword."""
-    values = ex.draw(new, case)
+    values = drawn(ex, new, case)
     return split(values, parameters(ref, ex.function))
+
+
+def drawn(ex: Explore, new: Inputs, case: dict) -> dict:
+    """The arguments of `case` by name: the kata's `draw`, then the engine's whole-array family
+    and the typing of the scalar arguments the case asks for (graders.engine.palettes)."""
+    values = ex.draw(new, case)
+    if case.get("values") in palettes.ENGINE_FAMILIES:
+        axis = case.get(ex.axis[0], -1) if ex.axis is not None else -1
+        values = palettes.whole_array(new, values, case["values"], ex.scaled, axis)
+    return palettes.numbered(new, values, case.get("numbers"))
 
 
 def split(values: dict, params: list) -> tuple[tuple, dict]:
@@ -67,61 +78,89 @@ def _float64(value: Any) -> Any:
     return value
 
 
-# The reference's answers by (module, function, fingerprints of the arguments): the explorer
-# draws the same seeded cases at every grading, so a process that grades many files (kata
-# watch, the project's tests) asks the same questions again. Never for a call with a Generator.
+# The reference's answers by (module, function, fingerprints of the arguments, the state of each
+# Generator among them): the explorer draws the same seeded cases at every grading, so a process
+# that grades many files (kata watch, the project's tests) asks the same questions again, and a
+# grading asks some twice (a case sent ahead, then made; its rules held after).
 _ANSWERS: dict[tuple, Any] = {}
 ANSWERS_KEPT = 20_000
 
 
-def expected(ref, function: str, args: tuple, kwargs: dict) -> Any:
+def expected(ref, function: str, args: tuple, kwargs: dict, digests: dict | None = None) -> Any:
     """The reference's answer on float64 copies of the arguments, or REFUSED (a ValueError).
-    The answer is shared: callers read it, never write into it."""
+    The answer is shared: callers read it, never write into it. `digests`: the arguments'
+    fingerprints when already taken (a recorded call's, graders.engine.recorder.fingerprints)."""
     values = (*args, *kwargs.values())
-    key = None
-    if not any(isinstance(v, np.random.Generator) for v in values):
-        key = (id(ref), function, tuple(digest(v) for v in args), tuple((k, digest(v)) for k, v in kwargs.items()))
-        if key in _ANSWERS:
-            return _ANSWERS[key]
+    states = tuple(digest(v.bit_generator.state) for v in values if isinstance(v, np.random.Generator))
+
+    def one(key, v):
+        found = digests.get(key) if digests is not None else None
+        return found if found is not None else digest(v)
+
+    key = (id(ref), function, tuple(one(i, v) for i, v in enumerate(args)),
+           tuple((k, one(k, v)) for k, v in kwargs.items()), states)
+    if key in _ANSWERS:
+        return _ANSWERS[key]
     try:
         answer = getattr(ref, function)(*_float64(args), **_float64(kwargs))
     except ValueError:
         answer = REFUSED
-    if key is not None:
-        if len(_ANSWERS) >= ANSWERS_KEPT:
-            _ANSWERS.clear()
-        _ANSWERS[key] = answer
+    if len(_ANSWERS) >= ANSWERS_KEPT:
+        _ANSWERS.clear()
+    _ANSWERS[key] = answer
     return answer
 
 
 def fresh_generators(values: Any) -> Any:
-    """`values` with each Generator copied, so that two calls draw the same numbers."""
+    """`values` with each Generator copied, so that two calls draw the same numbers (a container
+    that holds none is itself: a repro names it)."""
     if isinstance(values, np.random.Generator):
         return copy.deepcopy(values)
     if isinstance(values, tuple):
-        return tuple(fresh_generators(v) for v in values)
+        made = tuple(fresh_generators(v) for v in values)
+        return values if all(m is v for m, v in zip(made, values)) else made
     if isinstance(values, dict):
-        return {k: fresh_generators(v) for k, v in values.items()}
+        made = {k: fresh_generators(v) for k, v in values.items()}
+        return values if all(made[k] is v for k, v in values.items()) else made
     return values
 
 
 # ----------------------------------------------------------------------------- comparing
 
+# Below this scale of the data, the contract's atol (set for data of order 1) would pass any answer:
+# the comparison is then relative to the answer's own scale (scale_of).
+SCALE_FLOOR = 1e-3
+
+
+def scale_of(args: tuple, kwargs: dict) -> float | None:
+    """The scale of a call's data: the largest finite magnitude of its first float array (None
+    when it takes none: an answer computed from integers)."""
+    data = next((v for v in (*args, *kwargs.values()) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
+                 and v.size), None)
+    if data is None:
+        return None
+    finite = np.abs(data[np.isfinite(data)])
+    return float(finite.max()) if finite.size else 0.0
+
+
 def expect_same(got: Any, want: Any, what: str, dtype: Any = "float64", extreme: bool = False,
-                against: str = "the reference") -> None:
+                against: str = "the reference", data: float | None = 1.0) -> None:
     """`got` is `want`: tuples part by part, dicts key by key, arrays entry by entry within the
-    contract's tolerance for `dtype`, integers exactly."""
+    contract's tolerance for `dtype`, integers exactly. `data` (scale_of the call's arguments):
+    where the data lie far below 1 (or the answer comes from integers alone) and so does an
+    answer, its atol is taken relative to that answer's largest magnitude, not the contract's
+    absolute one, which would pass anything there."""
     if isinstance(want, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
             raise CheckFailed(f"{what} returned {_kind(got)}, expected a tuple of {len(want)}", kind="type")
         for i, (g, w) in enumerate(zip(got, want)):
-            expect_same(g, w, f"result [{i}] of {what}", dtype, extreme, against)
+            expect_same(g, w, f"result [{i}] of {what}", dtype, extreme, against, data)
     elif isinstance(want, dict):
         if not isinstance(got, dict) or set(got) != set(want):
             keys = sorted(map(str, got)) if isinstance(got, dict) else _kind(got)
             raise CheckFailed(f"{what} returned {keys}, expected a dict with keys {sorted(map(str, want))}", kind="type")
         for k in want:
-            expect_same(got[k], want[k], f"{what}[{k!r}]", dtype, extreme, against)
+            expect_same(got[k], want[k], f"{what}[{k!r}]", dtype, extreme, against, data)
     elif _integer(want):
         if not _integer(got) or np.shape(got) != np.shape(want) or not np.array_equal(got, want):
             raise CheckFailed(f"{what} is {_short(got)}, expected {_short(want)} (from {against})", kind="close")
@@ -129,7 +168,22 @@ def expect_same(got: Any, want: Any, what: str, dtype: Any = "float64", extreme:
         if got is not None:
             raise CheckFailed(f"{what} is {_kind(got)}, expected None", kind="type")
     else:
-        expect_close(got, np.asarray(want), what, dtype, extreme=extreme, against=against)
+        want = np.asarray(want)
+        expect_close(got, want, what, dtype, extreme=extreme, against=against, atol=_relative_atol(want, dtype, data))
+
+
+def _relative_atol(want: np.ndarray, dtype, data: float | None) -> float | None:
+    """The atol for `want` when the data and the answer both lie below SCALE_FLOOR: the contract's
+    atol times the answer's largest magnitude; else None (the contract's own)."""
+    if data is not None and data >= SCALE_FLOOR:
+        return None
+    if want.dtype.kind not in "fc" or not want.size:
+        return None
+    finite = np.abs(want[np.isfinite(want)])
+    top = float(finite.max()) if finite.size else 0.0
+    if not 0 < top < SCALE_FLOOR:
+        return None
+    return tolerance(dtype)[1] * top
 
 
 def _integer(v: Any) -> bool:
@@ -170,7 +224,7 @@ def expect_styles(impl, ex: Explore, new: Inputs, case: dict, ref) -> None:
     passes every optional parameter by keyword, at the contract's default where the case
     gives none."""
     params = parameters(ref, ex.function)
-    values = ex.draw(new, case)
+    values = drawn(ex, new, case)
     fn = getattr(impl, ex.function)
     dtype = case.get("dtype", "float64")
     defaults = [p for p in params if p.default is not inspect.Parameter.empty and not _fresh_randomness(p, values)]
@@ -268,7 +322,7 @@ def _apart(new: Inputs, variant: dict, values: dict) -> dict:
 def expect_layout(impl, ex: Explore, new: Inputs, case: dict, ref, layout: str) -> None:
     """The same values in another layout give the same answer as the plain call."""
     params = parameters(ref, ex.function)
-    values = ex.draw(new, case)
+    values = drawn(ex, new, case)
     variant = relaid(new, values, layout)
     if variant is None:
         raise NotApplicable(f"{ex.function} takes no argument that can be laid out {LAYOUT_WORDS[layout]}")

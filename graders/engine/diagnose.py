@@ -92,6 +92,12 @@ def _fits(kata: str, bug, failing: list[Call], history: list[Call]) -> bool:
     mine = [c for c in failing if c.function in touched]
     if not mine:
         return False
+    if not bug.stateful:  # a call passed a result back got the attempt's own object, as earlier calls left it:
+        # only a replay of every call in order (a bug that keeps state) meets it so
+        mine = [c for c in mine if not c.passed]
+        history = [c for c in history if not c.passed]
+        if not mine:
+            return False
     if bug.stateful:  # its answers depend on the calls before: all of them, in order, a fresh module per process
         ids = {c.id for c in mine}
         processes: dict[int, list[Call]] = {}

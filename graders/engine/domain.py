@@ -22,9 +22,18 @@ from typing import Any, Callable
 import numpy as np
 
 from graders.engine.inputs import Inputs, literal
+from graders.engine.palettes import ENGINE_FAMILIES
 
 # sizes explored one at a time: 1 and 2, odd primes, and sizes that are not powers of two
 SMALL = (1, 2, 3, 5, 7, 6, 12)
+
+# The contract's words a domain's limits come from (Explore.cites), shared by every kata.
+REAL_SIZES = ("Array dimensions go up to those of real models (a d_model of 16,384, a context of 131,072) and, "
+              "where a kata sets no rule for larger ones, no further")
+ANY_NUMBER = ("Scalar parameters are Python or NumPy numbers: where a float is named, an int means the same value; "
+              "where an int is named, any Python or NumPy integer")
+UNBOUNDED = "A parameter with no upper bound in its kata (block_size, window, a count) may be any valid value, 10**12 included"
+SIZES_OF_ONE = "agreement with the reference on several random seeds and shapes (including sizes of 1 and sizes that are not powers of two)"
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,29 @@ class Invalid:
     make: Callable[[dict], dict | None]
 
 
+@dataclass(frozen=True)
+class Mode:
+    """A mode the signature allows (causal and not, a block size that divides T and one that
+    does not, a window above T, a decoding step): `make` turns a case into that mode (or None
+    when it cannot). The contract's rules hold in every mode: the ValueErrors are asked for in
+    each, and a memory rule (Memory) measured in each it names."""
+
+    name: str
+    make: Callable[[dict], dict | None]
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A memory rule of the contract: at the sizes of `case` (all the others plain), in each of
+    `modes`, the peak tracemalloc sees during the call stays below one byte a (query, key) pair,
+    `pairs(case)` giving (T_q, T_k)."""
+
+    case: dict
+    pairs: Callable[[dict], tuple[int, int]]
+    modes: tuple[Mode, ...]
+    cite: str = ""          # the contract's words for the rule
+
+
 @dataclass(frozen=True, eq=False)
 class Explore:
     """One function of a kata and the calls of it that are valid."""
@@ -106,10 +138,34 @@ class Explore:
     # for the efficiency measured once every check passes: the sizes the cost grows with, the
     # main one first (none: a call whose cost does not grow, such as a formula on a few ints)
     grows: tuple[Grows, ...] = ()
+    # the explorer as an adversary (graders.engine.palettes, graders.engine.adversary):
+    # pairs of factors that interact, each varied together on the plain case (a factor: a size,
+    # a scalar, "values", "dtype", "lead", "axis" or "numbers", how scalar arguments are typed);
+    # the pairs not declared meet in a covering array
+    pairs: tuple[tuple[str, str], ...] = ()
+    # parameters with no upper bound in the contract (block_size, window, a count): 2**31 and 10**12 too
+    counts: tuple[str, ...] = ()
+    # cases at the contract's sizes of real models (a vocabulary of 131,072, sequences past 4,096
+    # and 8,192), each explored with every value family
+    real: tuple[dict, ...] = ()
+    # the modes the signature allows: the ValueErrors are asked for in each
+    modes: tuple[Mode, ...] = ()
+    # a memory rule of the contract, measured in each of its modes
+    memory: Memory | None = None
+    # for a function with a random default (rng=None): the plain case's changes under which one
+    # call draws many numbers, so that two new processes that draw alike show a fixed seed
+    random: dict = field(default_factory=dict)
+    # the contract's words for each limit of a size or a scalar (what `kata dev check` asks for)
+    cites: dict[str, str] = field(default_factory=dict)
 
     def allows(self, case: dict) -> bool:
         """Whether `case` is a valid call: its axis within the array, every size at least its
-        minimum, and the kata's own rule."""
+        minimum, an engine family only where the domain takes it (tiny data in float64), and
+        the kata's own rule."""
+        values = case.get("values")
+        if values in ENGINE_FAMILIES and (values not in self.families or (
+                values == "tiny" and (case.get("dtype", "float64") != "float64" or case.get("numbers") == "float32"))):
+            return False  # tiny data is float64's: a float32 number, or a scalar, would round it away
         if self.axis is not None and "axis" in case:
             ndim = self.axis[1] + case.get("lead", 0)
             if not -ndim <= case["axis"] < ndim:

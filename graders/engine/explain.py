@@ -48,7 +48,7 @@ from graders.engine.said import Said, family
 from graders.engine.sandbox import AttemptGone
 
 CHECKS_LOOKED_AT = 3    # failing checks whose failing call is compared
-CALLS = 30              # calls of the attempt an explanation makes at most (a grading makes about 100)
+CALLS = 30              # calls of the attempt an explanation makes at most (a grading makes 200 to 550)
 # failures that say what is wrong in their own words: a value kept or shared across calls, an input
 # written into, a ValueError due, a memory rule
 SAID_BY_THEMSELVES = ("stale", "shared", "mutated", "raises", "memory", "missing", "not_implemented")

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import random
 import zlib
+from dataclasses import dataclass
 from functools import lru_cache
 
 from graders.engine import calls as make
-from graders.engine import state
+from graders.engine import adversary, palettes, rules, state
 from graders.engine.domain import Domain, Explore
 from graders.engine.inputs import Inputs
 from graders.engine.inputs import LAYOUT_CHECK as LAYOUTS
@@ -36,6 +37,12 @@ STYLES = "gives the same answer however its arguments are passed (positionally, 
 
 REPEATED = "calls do not affect each other (other sizes and dtypes, the same arrays with new values, results kept)"
 NEW_ARRAYS = "returns new arrays (no result shares memory with an input or an earlier result)"
+LOOKALIKES = ("calls that look alike get their own answers (the same shapes, sums and first entries, one argument "
+              "changed, the same objects, read-only views rewritten, results passed back, sizes of 1)")
+
+
+NUMBER_WORDS = {"python": "scalars as Python numbers", "numpy": "scalars as NumPy numbers",
+                "int": "whole floats passed as ints", "float32": "floats passed as np.float32"}
 
 
 def checks(domain: Domain) -> dict:
@@ -71,7 +78,7 @@ def _checks(domain: Domain) -> dict:
         return calls
 
     @check(EXPLORED, explored, valid=valid, after=("agrees",), frozen=frozen, describe=describe,
-           ahead=planned(False))
+           ahead=planned(False), rules=rules.enforce)
     def explored_(impl, new, ref, **case):
         ex = fns[case["fn"]]
         args, kwargs = make.arguments(ex, new, case, ref)
@@ -79,12 +86,15 @@ def _checks(domain: Domain) -> dict:
         if want is make.REFUSED or (ex.determined is not None and not ex.determined(case)):
             return  # not a call whose answer the reference fixes
         got = getattr(impl, ex.function)(*args, **kwargs)
-        make.expect_same(got, want, impl.last_call(), case.get("dtype", "float64"),
-                         extreme=case.get("values") in ex.extreme)
+        # a scalar passed as np.float32 is known to float32's accuracy: the answer is held to that
+        dtype = "float32" if case.get("numbers") == "float32" else case.get("dtype", "float64")
+        make.expect_same(got, want, impl.last_call(), dtype, extreme=case.get("values") in ex.extreme,
+                         data=make.scale_of(args, kwargs))
 
     out["explored"] = explored_
     if invalid:
-        @check(INVALID, invalid, valid=lambda c: True, frozen=frozen, describe=describe, ahead=planned(True))
+        @check(INVALID, invalid, valid=lambda c: True, frozen=frozen, describe=describe, ahead=planned(True),
+               rules=rules.enforce)
         def invalid_calls(impl, new, ref, why, **case):
             ex = fns[case["fn"]]
             args, kwargs = make.arguments(ex, new, case, ref)
@@ -94,30 +104,97 @@ def _checks(domain: Domain) -> dict:
 
         out["invalid_calls"] = invalid_calls
 
-    @check(STYLES, plain, shrink=False, describe=describe)
+    @check(STYLES, plain, shrink=False, describe=describe, rules=rules.enforce)
     def call_styles(impl, new, ref, **case):
         make.expect_styles(impl, fns[case["fn"]], new, case, ref)
 
-    @check(LAYOUTS, [dict(c, layout=l) for c in plain for l in make.LAYOUTS], shrink=False, describe=describe)
+    @check(LAYOUTS, [dict(c, layout=l) for c in plain for l in make.LAYOUTS], shrink=False, describe=describe,
+           rules=rules.enforce)
     def layouts(impl, new, ref, layout, **case):
         make.expect_layout(impl, fns[case["fn"]], new, case, ref, layout)
 
     out["call_styles"], out["layouts"] = call_styles, layouts
     if sequences:
-        @check(REPEATED, sequences, shrink=False, describe=describe)
+        @check(REPEATED, sequences, shrink=False, describe=describe, rules=rules.enforce)
         def repeated_calls(impl, new, ref, **case):
             state.expect_sequence(impl, fns[case["fn"]], new, case, ref, other_case(fns[case["fn"]], case))
             state.expect_first_float32(impl, fns[case["fn"]], new, case, ref)
 
         out["repeated_calls"] = repeated_calls
 
-    @check(NEW_ARRAYS, plain, shrink=False, describe=describe)
+        randomized = [dict(c, **fns[c["fn"]].random, randomness=True) for c in sequences if fns[c["fn"]].random]
+
+        @check(LOOKALIKES, sequences + randomized, shrink=False, describe=describe, rules=rules.enforce)
+        def lookalikes(impl, new, ref, randomness=False, **case):
+            if randomness:
+                adversary.expect_fresh_randomness(impl, fns[case["fn"]], new, case, ref)
+            else:
+                adversary.expect_lookalikes(impl, fns[case["fn"]], new, case, ref)
+
+        out["lookalikes"] = lookalikes
+
+    @check(NEW_ARRAYS, plain, shrink=False, describe=describe, rules=rules.enforce)
     def new_arrays(impl, new, ref, **case):
         state.expect_new_arrays(impl, fns[case["fn"]], new, case, ref)
 
     out["new_arrays"] = new_arrays
+    measured = [dict(fn=ex.function, mode=m.name) for ex in domain.functions if ex.memory is not None
+                for m in ex.memory.modes]
+    if measured:
+        @check(MEMORY_MODES + " (" + "; ".join(c["mode"] for c in measured) + ")", measured, shrink=False,
+               timeout=60, slow="calls at the sizes the contract measures memory at",
+               describe=lambda c: f"{c['fn']}, {c['mode']}")
+        def memory_modes(impl, new, ref, fn, mode):
+            expect_memory_in_mode(impl, new, fns[fn], mode, ref)
+
+        out["memory_modes"] = memory_modes
     for name, fn in out.items():
         fn.__name__ = fn.__qualname__ = name
+    return out
+
+
+MEMORY_MODES = "keeps the memory rule in every mode"
+
+
+def expect_memory_in_mode(impl, new, ex: Explore, mode: str, ref) -> None:
+    """The contract's memory rule (Explore.memory) at its sizes, in one of its modes."""
+    from graders.engine.vocabulary import expect_memory_below
+
+    rule = ex.memory
+    made = next(m for m in rule.modes if m.name == mode).make(dict(base_case(ex, 0), **rule.case))
+    t_q, t_k = rule.pairs(made)
+    args, kwargs = make.split(make.drawn(ex, new, made), make.parameters(ref, ex.function))
+    fn = getattr(impl, ex.function)
+    expect_memory_below(impl, lambda: fn(*args, **kwargs), t_q, t_k)
+
+
+@dataclass
+class Figures:
+    """What the explorer as an adversary makes of a domain (the table of tests/test_katas.py)."""
+
+    pairs: int = 0              # pairs of factors declared to interact
+    pair_cases: int = 0         # the cases that vary them on the plain case
+    covering_rows: int = 0      # the covering array of the pairs not declared
+    sequences: int = 0          # the cache adversary's sequences
+    modes: int = 0              # the modes the ValueErrors are asked for in
+    memory_modes: int = 0       # the modes a memory rule is measured in
+    rules: int = len(rules.RULES)   # the contract's rules held on every call
+
+
+def figures(domain: Domain, ref) -> Figures:
+    """What the explorer as an adversary makes of `domain`: the declared pairs and the cases
+    varying them on the plain case, the covering array's rows, the cache adversary's sequences,
+    the modes, and the rules held on every call."""
+    out = Figures()
+    for ex in domain.functions:
+        plain = lambda i, ex=ex: dict(base_case(ex, 0), seed=700 + i)  # noqa: E731
+        out.pairs += len(ex.pairs)
+        out.pair_cases += len(palettes.pair_cases(ex, plain))
+        out.covering_rows += len(palettes.covering(ex, plain, f"{ex.function}:covering"))
+        if ex.sequence:
+            out.sequences += len(adversary.plan(ex, ref, dict(base_case(ex, 0), fn=ex.function)))
+        out.modes += len(ex.modes)
+        out.memory_modes += len(ex.memory.modes) if ex.memory is not None else 0
     return out
 
 
@@ -179,7 +256,37 @@ def explored_cases(ex: Explore) -> list[dict]:
         add(**_mixed(ex, rng))
     for big in ex.big:
         add(**big)
-    return _unique(out)
+    # a sampler's case whose answer the contract does not fix makes no call: not one of these
+    return _unique([c for c in out + adversarial_cases(ex) if ex.determined is None or ex.determined(c)])
+
+
+def adversarial_cases(ex: Explore) -> list[dict]:
+    """The contract's whole range, after the cases one dimension at a time: each scalar argument
+    typed every way the contract allows, each unbounded parameter at 2**31 and 10**12, the sizes
+    of real models with every value family, each declared pair of factors varied together on the
+    plain case, and a covering array of the pairs not declared (graders.engine.palettes)."""
+    out, n = [], [0]
+
+    def add(**changes):
+        n[0] += 1
+        case = dict(base_case(ex, 0), **changes, seed=500 + n[0])
+        if ex.allows(case):
+            out.append(case)
+
+    for numbers in palettes.NUMBERS[1:]:
+        add(numbers=numbers)
+    table = palettes.palettes(ex)
+    for param in ex.counts:
+        for v in palettes.UNBOUNDED:
+            if v in table.get(param, ()):
+                add(**{param: v})
+    for real in ex.real:
+        for family in ("normal",) + ex.families:
+            add(**{"values": family, **real})
+    plain = lambda i: dict(base_case(ex, 0), seed=700 + i)  # noqa: E731
+    out += palettes.pair_cases(ex, plain)
+    out += palettes.covering(ex, lambda i: dict(base_case(ex, 0), seed=900 + i), f"{ex.function}:covering")
+    return out
 
 
 def _mixed(ex: Explore, rng: random.Random) -> dict:
@@ -211,6 +318,10 @@ def invalid_cases(ex: Explore) -> list[dict]:
     out = []
     smallest = dict(base_case(ex, 1), **{k: d.minimum for k, d in ex.dims.items()})
     starts = [c for c in (smallest, base_case(ex, 2), base_case(ex, 3)) if ex.allows(c)]
+    for mode in ex.modes:  # every mode the signature allows: causal and not, a decoding step, ...
+        made = mode.make(dict(base_case(ex, 4)))
+        if made is not None and ex.allows(made):
+            starts.append(made)
     for bad in ex.invalid:
         for start in starts:
             made = bad.make(dict(start))
@@ -233,12 +344,14 @@ def describe(case: dict) -> str:
     """The words for a case in a message: 'n=5, 2 leading axes, axis=0, values: offsets, float32'."""
     parts = []
     for k, v in case.items():
-        if k in ("seed", "fn", "why", "layout") or (k == "lead" and not v) or (k == "values" and v == "normal"):
+        if k in ("seed", "fn", "why", "layout", "randomness") or (k == "lead" and not v) or (k == "values" and v == "normal"):
             continue
         if k == "lead":
             parts.append(f"{v} leading ax{'is' if v == 1 else 'es'}")
         elif k == "values":
             parts.append(f"values: {v}")
+        elif k == "numbers":
+            parts.append(NUMBER_WORDS.get(v, f"numbers: {v}"))
         elif k == "dtype":
             parts.append(v)
         else:

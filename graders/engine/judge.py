@@ -124,7 +124,7 @@ def _not_after_hang(test, hung: str) -> CheckResult:
         f"'{hung}' did not finish, so the checks after it were not run: make that call finish first"))
 
 
-STATE_CHECKS = ("repeated_calls", "new_arrays")   # the explorer's checks about what calls leave behind
+STATE_CHECKS = ("repeated_calls", "lookalikes", "new_arrays")   # the explorer's checks about what calls leave behind
 STATE_NOTE = ("; made alone, in a new process, the same case passes: what earlier calls left behind changes the "
               "answer (state kept between calls), not the formula")
 

@@ -6,7 +6,9 @@ on those same objects (`args_from`), after new contents are written into them
 changed in place (`poke`), as a caller may change what it was given: a function that
 hands out its own buffer shows. And after every call, the arrays of its result are
 compared with the arrays of its arguments and of every result still kept: a result that
-shares memory with either is reported (`shares`), by where it sits in each. And an entry of
+shares memory with either is reported (`shares`), by where it sits in each; so is one that
+shares memory with an earlier result whose memory the attempt still holds (`Recent`: a
+buffer it hands out again), whether or not that result was kept. And an entry of
 a list or dict argument that the call replaced, even by an equal value, is reported
 (`replaced`): the caller's containers are not the function's to change.
 
@@ -53,9 +55,10 @@ def _share(a, b) -> bool:
         return False
 
 
-def shares(result, args: tuple, kwargs: dict, kept: dict) -> list:
+def shares(result, args: tuple, kwargs: dict, kept: dict, recent: "Recent | None" = None) -> list:
     """[(path in the result, ("argument", key, path) or ("result", call id, path))] for every
-    result array that shares memory with an argument's array or a kept result's."""
+    result array that shares memory with an argument's array, a kept result's, or the memory
+    of an earlier result that is still held (`recent`)."""
     out = []
     mine = _first(arrays(result))
     if not mine:
@@ -64,12 +67,75 @@ def shares(result, args: tuple, kwargs: dict, kept: dict) -> list:
               for p, a in _first(arrays(v))]
     theirs += [(("result", cid, p), a) for cid, v in list(kept.items())[-MAX_ARRAYS:]
                for p, a in _first(arrays(v), 8)]
+    if recent is not None:
+        theirs += recent.alive()
     for path, a in mine:
         for where, b in theirs:
             if _share(a, b):
                 out.append([list(path), [where[0], where[1], list(where[2])]])
                 break
     return out
+
+
+def root(a):
+    """The array that owns the memory `a` views (itself, when it owns it)."""
+    np = _np()
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+class Recent:
+    """The memory of the last few results, held weakly: an entry stays only while something else
+    (the attempt: a buffer, a cache) keeps that memory alive after the call returned it."""
+
+    SIZE = 16
+
+    def __init__(self):
+        import weakref
+
+        self.ref, self.entries = weakref.ref, []     # (call id, path, weak reference to the owner)
+
+    def add(self, call: int, result) -> None:
+        for path, a in _first(arrays(result), 8):
+            try:
+                self.entries.append((call, path, self.ref(root(a))))
+            except TypeError:  # an owner that takes no weak reference: nothing to watch
+                continue
+        del self.entries[:-self.SIZE]
+
+    def alive(self) -> list:
+        out = []
+        for call, path, ref in self.entries:
+            a = ref()
+            if a is not None:
+                out.append((("result", call, path), a))
+        return out
+
+
+def snapshot(args: tuple, kwargs: dict, passed: set) -> list:
+    """(argument, path, array, its bytes) for every array of the arguments that is an object
+    passed back by reference (its id in `passed`): what the judge cannot read after the call."""
+    return [(key, p, a, a.tobytes()) for key, v in [*enumerate(args), *kwargs.items()]
+            for p, a in _first(arrays(v)) if id(a) in passed]
+
+
+def written(snap: list) -> list:
+    """[argument, path] of each array in `snap` whose bytes the call changed."""
+    return [[key, list(p)] for key, p, a, before in snap if a.tobytes() != before]
+
+
+def fresh_views(value, depth: int = 0):
+    """`value` with each of its arrays a new array object viewing the same memory (read-only
+    stays read-only): what a caller passes when it makes new views of buffers it keeps."""
+    np = _np()
+    if isinstance(value, np.ndarray):
+        return value.view()
+    if depth < 3 and type(value) in (tuple, list):
+        return type(value)(fresh_views(v, depth + 1) for v in value)
+    if depth < 3 and type(value) is dict:
+        return {k: fresh_views(v, depth + 1) for k, v in value.items()}
+    return value
 
 
 def arguments(request: dict, kept_args: dict):

@@ -13,6 +13,10 @@ Every message is one `graders.engine.wire` message (JSON header, raw array bytes
 header is a JSON object with an "op". The judge's requests are built here and trusted by
 the attempt's process; its replies are read back through `Done.read` and the like, which
 keep only fields of the expected types, since the attempt can write anything into them.
+A call's arguments may hold a `wire.Kept`: a result an earlier call returned that the
+attempt's process kept (Options.keep), passed back by reference, as a decoding loop passes
+its cache back; the judge cannot read such an object's bytes, so the call's Done says which
+of them it wrote into (`kept_written`).
 A batch of calls is one request; the replies stream back one per call, so the judge
 compares each result while the next call runs, and a call that hangs or crashes is known
 by which reply is missing.
@@ -45,6 +49,7 @@ class Options:
     lines: bool = False             # count the line events of the attempt's file (graders.engine.counting)
     peak: bool = False              # its tracer's peak, in this process (informative: graders.engine.efficiency)
     timed: bool = False             # the seconds the call alone took (graders.engine.counting.timed)
+    fresh_views: bool = False       # with args_from: each array passed as a new view of the same memory
 
 
 @dataclass
@@ -190,6 +195,7 @@ class Done:
     lines: list = field(default_factory=list)   # [line, times run] in the attempt's file (lines=True)
     lines_capped: bool = False        # counting stopped at graders.engine.counting.LINE_CAP
     timed: float | None = None        # seconds the call alone took (timed=True)
+    kept_written: list = field(default_factory=list)  # [argument, path] of results passed back (Kept) it wrote into
 
     @classmethod
     def read(cls, d: dict) -> "Done":
@@ -204,7 +210,8 @@ class Done:
             peak=_of(d.get("peak"), int), tracer_stopped=d.get("tracer_stopped") is True,
             measuring=_of(d.get("measuring"), int), seconds=float(_of(d.get("seconds"), (int, float), 0.0)),
             refused=_strings(d.get("refused")), lines=_line_counts(d.get("lines")),
-            lines_capped=d.get("lines_capped") is True, timed=_seconds(d.get("timed")))
+            lines_capped=d.get("lines_capped") is True, timed=_seconds(d.get("timed")),
+            kept_written=_places(d.get("kept_written")))
 
 
 def _seconds(v) -> float | None:
@@ -223,6 +230,16 @@ def _line_counts(v) -> list:
     if len(pairs) > MAX_LINES:
         pairs = sorted(sorted(pairs, key=lambda p: -p[1])[:MAX_LINES])
     return pairs
+
+
+def _places(v) -> list:
+    """[argument, path] pairs: an argument's index or keyword, and a list of indices and keys."""
+    out = []
+    for place in _of(v, list, [])[:16]:
+        if isinstance(place, list) and len(place) == 2 and isinstance(place[0], (int, str)) \
+                and not isinstance(place[0], bool) and isinstance(place[1], list):
+            out.append([place[0], [p for p in place[1] if isinstance(p, (int, str)) and not isinstance(p, bool)]])
+    return out
 
 
 def _strings(v) -> list:

@@ -24,7 +24,7 @@ from graders.engine import call_text
 from graders.engine import protocol
 from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
 from graders.engine.protocol import CallRequest, Options
-from graders.engine.wire import Opaque, copy_with_layout, digest  # noqa: F401  (Opaque: for graders)
+from graders.engine.wire import Kept, Opaque, copy_with_layout, digest  # noqa: F401  (Opaque: for graders)
 
 # Arrays recorded for diagnosis and repro are kept only below this size.
 RECORD_LIMIT_BYTES = 4 << 20
@@ -101,6 +101,8 @@ class Call:
     process: int = 0            # the attempt's process it was made in (graders.engine.sandbox.Sandbox.process)
     views: tuple = ((), {})     # its arguments as the attempt's process saw them: views of the shared memory
     shapes: Any = ""            # its arrays, by name, shape and dtype (or what writes that, for a small call)
+    passed: dict = field(default_factory=dict)  # argument -> (call id, path): a kept result passed back by reference
+    form: Any = None            # what it returned with every array emptied (its types), when `outcome` is not kept
 
     @property
     def source(self) -> str:
@@ -135,6 +137,7 @@ class Grading:
         self.failed = False                 # a check of this grading has failed
         self.explanation: list = []         # what the report says was observed (graders.engine.said.Said)
         self.sent = 0                       # calls sent to the attempt's processes so far
+        self.passed: dict[int, tuple] = {}  # id -> (value, name): the judge's copies of results passed back
         self._ids = itertools.count(1)
 
     def next_id(self) -> int:
@@ -186,13 +189,26 @@ def _nbytes(obj: Any) -> int:
     return 0
 
 
+def form(value: Any, depth: int = 0) -> Any:
+    """`value` with every array replaced by an empty one of its dtype: its types, for the rules
+    (graders.engine.rules), at no cost in memory."""
+    if isinstance(value, np.ndarray):
+        return np.empty(0, value.dtype)
+    if depth < 8 and isinstance(value, (tuple, list)):
+        return type(value)(form(v, depth + 1) for v in value)
+    if depth < 8 and isinstance(value, dict):
+        return type(value)((k, form(v, depth + 1)) for k, v in value.items())
+    return value
+
+
 def _held(value: Any) -> Any:
     """What a recorded call keeps of its arguments: the arrays themselves (the check must not
     change them afterwards: see intact), fresh containers, and a copy of any Generator, whose
     state moves on as the attempt draws."""
     kind = type(value)
-    if kind is tuple:
-        return tuple([_held(v) for v in value])
+    if kind is tuple:  # a tuple cannot change: itself, when its parts are kept as they are (a repro names it)
+        parts = [_held(v) for v in value]
+        return value if all(p is v for p, v in zip(parts, value)) else tuple(parts)
     if kind is list:
         return [_held(v) for v in value]
     if kind is dict:
@@ -244,6 +260,7 @@ def value_differs(a: Any, b: Any) -> bool:
     return False
 
 
+
 def _changed_parts(name: str, old: Any, new: Any) -> list[str]:
     """The names of the parts of an argument that the call changed: `x`, `params['W_q']`, `cache[0]`."""
     if isinstance(old, dict) and isinstance(new, dict) and list(old) == list(new):
@@ -281,20 +298,29 @@ class Recorded:
         that earlier call kept (Candidate.again); `source`: the Python that makes the same
         call, when it is not plain."""
         g, cand = self.candidate.grading, self.candidate
+        sent_args, sent_kwargs = args, kwargs
+        passed = {key: v for key, v in [*enumerate(args), *kwargs.items()] if type(v) is Kept}
+        if passed:  # what the attempt's process passes back by reference, as the judge last saw it
+            args, kwargs = cand.resolved(args, kwargs)
         digests = fingerprints(args, kwargs)
-        ahead = cand.take_ahead(self.name, digests, laid_out((args, kwargs)), args_from)
+        ahead = cand.take_ahead(self.name, digests, laid_out((args, kwargs)), args_from, by_reference=bool(passed))
         inputs = g.inputs
         small = g.record and _nbytes((args, kwargs)) <= RECORD_LIMIT_BYTES
         if source is None:  # small arguments: written when read, with the names the inputs have now
             names = dict(inputs.names) if inputs is not None else {}
+            for key, kept in passed.items():  # a result passed back is named as the repro keeps it: out1[1]
+                value = args[key] if isinstance(key, int) else kwargs[key]
+                g.passed[id(value)] = (value, cand.kept_name(kept))
+            names.update({i: name for i, (_, name) in g.passed.items()})
             source = functools.partial(call_text.written_call, self.name, args, kwargs, names)
-            source = source if small else source()  # large ones are not kept for it
+            source = source if small and not passed else source()  # large ones are not kept for it
         # the judge's arrays never reach the attempt (it gets copies), so the call keeps the arrays
         # themselves; the end of the case checks by fingerprint that the check left them as sent
         call = Call(self.name, *(_held((args, kwargs)) if small else ((), {})), written=source,
                     recorded=small, id=ahead.id if ahead else g.next_id(), check=g.check, digests=digests,
                     repro=(inputs.lines, len(inputs.lines)) if inputs is not None else ([], 0))
         call.process = cand.box.process
+        call.passed = {key: (kept.call, kept.path) for key, kept in passed.items()}
         call.shapes = functools.partial(call_text.shapes, (args, kwargs), dict(inputs.names) if inputs else {}) \
             if small else call_text.shapes((args, kwargs), inputs.names if inputs is not None else {})
         g.calls.append(call)
@@ -303,8 +329,8 @@ class Recorded:
             sent, placed = (ahead.args, ahead.kwargs), ahead.placed
         else:
             sent = (args, kwargs)
-            placed = cand.box.send([CallRequest(call.id, self.name, [] if args_from else list(args),
-                                                {} if args_from else dict(kwargs), Options(**g.opts), args_from)],
+            placed = cand.box.send([CallRequest(call.id, self.name, [] if args_from else list(sent_args),
+                                                {} if args_from else dict(sent_kwargs), Options(**g.opts), args_from)],
                                    g.deadline)
         call.views = cand.earlier_views(args_from) if args_from else _views(sent, placed)
         done = cand.box.next_done(g.deadline)
@@ -313,7 +339,7 @@ class Recorded:
         if done.error is not None:
             call.outcome = Raised({"type": "GradingError", "message": done.error})
             raise AttemptRaised(f"{call.source}: {done.error}", call.outcome)
-        self._after(g, call, args, kwargs, done)
+        self._after(g, call, args, kwargs, done, {key: cand.kept_name(kept) for key, kept in passed.items()})
         call.peak, call.warnings = done.peak, done.warnings
         call.shares = done.shares
         if call.shares:
@@ -324,14 +350,18 @@ class Recorded:
         out = done.value
         call.kept = small and g.repeatable and _nbytes(out) <= RECORD_LIMIT_BYTES
         call.outcome = copy.deepcopy(out) if call.kept else None
+        call.form = None if call.kept else form(out)
         call.returned = True
+        if g.opts.get("keep"):  # the attempt's process holds it: a later call may pass it back (Kept)
+            cand.returned[call.id] = clone(out)
         return out
 
     @staticmethod
-    def _after(g: Grading, call: Call, args: tuple, kwargs: dict, done: protocol.Done) -> None:
+    def _after(g: Grading, call: Call, args: tuple, kwargs: dict, done: protocol.Done, kept_names: dict) -> None:
         """What the call changed in its arguments (read by the judge from the shared memory the
-        attempt's process saw them in, and named part by part here), and the new state of each
-        Generator it was given."""
+        attempt's process saw them in, and named part by part here; for a result passed back by
+        reference, as the attempt's process reported it, under `kept_names`), and the new state of
+        each Generator it was given."""
         inputs = g.inputs
         seen_args, seen_kwargs = call.views
         changed = {}
@@ -350,12 +380,15 @@ class Recorded:
             name = (inputs.name_of(sent) if inputs else None) or (
                 f"argument {key + 1}" if isinstance(key, int) else str(key))
             call.mutated.append(f"{name}[{entry!r}] (replaced)")
+        for key, path in done.kept_written:  # a result passed back by reference, which the judge cannot read
+            name = kept_names.get(key) or (f"argument {key + 1}" if isinstance(key, int) else str(key))
+            call.mutated.append(name + "".join(f"[{p!r}]" for p in path))
         for key, now in done.rngs.items():
             key = int(key) if isinstance(key, str) and key.isdigit() else key
             _move_generators(args[key] if isinstance(key, int) and 0 <= key < len(args) else kwargs.get(key), now)
         if call.mutated:
             g.mutations.append(call)
-            if call.recorded:
+            if call.recorded and not done.kept_written:  # what it left in a result passed back is not known here
                 call.after = (tuple(changed.get(i, a) for i, a in enumerate(call.args)),
                               {k: changed.get(k, v) for k, v in call.kwargs.items()})
 
@@ -426,6 +459,7 @@ class Candidate:
         self.ahead: collections.deque = collections.deque()   # calls sent ahead, not made yet (Ahead)
         self.settling = False
         self.twin: Candidate | None = None    # the twin of its process, made before its first call
+        self.returned: dict[int, Any] = {}    # what calls made with keep=True returned, by call id (Kept)
 
     @property
     def path(self) -> str | None:
@@ -446,12 +480,13 @@ class Candidate:
         done = self.box.fetch(call.id, self.grading.deadline)
         return done.value
 
-    def again(self, call: Call, assign: dict):
+    def again(self, call: Call, assign: dict, through: dict | None = None):
         """Call `call`'s function once more on the very objects `call` was given (it must have
         been made with options(keep_args=True)), after writing new contents into some of them:
         `assign` maps a positional index or keyword to the new values of that array. The new
         values are written into the memory the attempt's process sees them in, as a caller
-        writes into its own arrays."""
+        writes into its own arrays. `through` (key -> (buffer, argument)): for the repro, the
+        caller's writable buffer under a read-only argument, and the Python that passes it."""
         self.settle()
         args = tuple(assign.get(i, a) for i, a in enumerate(call.args))
         kwargs = {k: assign.get(k, v) for k, v in call.kwargs.items()}
@@ -464,14 +499,44 @@ class Candidate:
         def shown(key, old):  # the repro writes the new values into the old array, then passes it
             names = inputs.names if inputs else {}
             name = call_text.arguments_text((old,), {}, names)
-            return f"(np.copyto({name}, {call_text.arguments_text((assign[key],), {}, names)}), {name})[1]" if key in assign \
-                else name
+            buffer, passed = (through or {}).get(key, (name, name))
+            return f"(np.copyto({buffer}, {call_text.arguments_text((assign[key],), {}, names)}), {passed})[1]" \
+                if key in assign else name
 
         parts = [shown(i, a) for i, a in enumerate(call.args)] + [f"{k}={shown(k, v)}" for k, v in call.kwargs.items()]
-        out = Recorded(call.function, self).send(args, kwargs, call.id, f"{call.function}({', '.join(parts)})")
-        made = self.grading.calls[-1]
-        made.args_from, made.assigned = call.id, tuple(assign)
-        return out
+        calls = self.grading.calls
+        before = len(calls)
+        try:
+            return Recorded(call.function, self).send(args, kwargs, call.id, f"{call.function}({', '.join(parts)})")
+        finally:  # a call that raised was made on those objects too
+            if len(calls) > before:
+                calls[-1].args_from, calls[-1].assigned = call.id, tuple(assign)
+
+    def resolved(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """`args` and `kwargs` with each `Kept` (a result passed back by reference) replaced by a
+        copy of what that call returned, as the judge received it."""
+        def one(v):
+            if type(v) is not Kept:
+                return v
+            value = self.returned[v.call]
+            for step in v.path:
+                value = value[step]
+            return clone(value)
+
+        return tuple(one(a) for a in args), {k: one(v) for k, v in kwargs.items()}
+
+    def kept_name(self, kept: Kept) -> str:
+        """The name a repro gives a result passed back, `out1[1]`: the call that returned it is
+        written as `(out1 := f(...))`, numbered by its place in the case (else by its id)."""
+        earlier = next((c for c in self.grading.calls if c.id == kept.call), None)
+        n = self.grading.calls.index(earlier) + 1 if earlier is not None else kept.call
+        if earlier is not None:
+            found = call_text.kept_as(earlier.source)
+            if found is None:
+                earlier.source = f"(out{n} := {earlier.source})"
+            else:
+                n = found
+        return f"out{n}" + "".join(f"[{p!r}]" for p in kept.path)
 
     def earlier_views(self, call_id: int) -> tuple:
         """The shared-memory views of the arguments an earlier call kept (keep_args)."""
@@ -489,14 +554,16 @@ class Candidate:
         call.poked = (value, self.grading.calls[-1].id if self.grading.calls else 0)
         return done.value or []
 
-    def fresh(self) -> "Candidate":
+    def fresh(self, loaded: bool = False) -> "Candidate":
         """The same attempt in a new process of its own, with nothing of earlier calls: its calls
         join this grading's record. A copy of the twin (forked by it, while it has not been
-        called: graders.engine.sandbox.Sandbox.twin), else a new process. The caller closes it
+        called: graders.engine.sandbox.Sandbox.twin), else a new process; `loaded`: always a new
+        process that runs the attempt's file itself (what its top-level code drew, a Generator
+        made at import, is its own, not a copy of the twin's). The caller closes it
         (`.box.close()`)."""
         twin = self.twin
         box = None
-        if twin is not None and twin.box.chan is not None and twin.pristine():
+        if not loaded and twin is not None and twin.box.chan is not None and twin.pristine():
             box = twin.box.twin(min(self.grading.deadline, time.monotonic() + 10.0))
         if box is None:
             box = self.box.copy()
@@ -543,14 +610,17 @@ class Candidate:
         self.ahead.extend(Ahead(r.id, r.fn, fingerprints(args, kwargs), laid_out((args, kwargs)), args, kwargs,
                                 placed) for r, (_, args, kwargs) in zip(requests, calls))
 
-    def take_ahead(self, fn: str, digests: dict, layout: tuple, args_from: int | None) -> "Ahead | None":
+    def take_ahead(self, fn: str, digests: dict, layout: tuple, args_from: int | None,
+                   by_reference: bool = False) -> "Ahead | None":
         """Before a call is made: the call sent ahead that it is (the next one, if it matches:
         the same function, values and memory layouts), or None, once the calls sent ahead that
-        it is not are made first."""
+        it is not are made first (a call on earlier objects, or passing a result back by
+        reference, is never one sent ahead)."""
         if not self.ahead or self.settling:
             return self.ahead.popleft() if self.settling and self.ahead else None
         head = self.ahead[0]
-        if head.fn == fn and head.digests == digests and head.layout == layout and args_from is None:
+        if head.fn == fn and head.digests == digests and head.layout == layout and args_from is None \
+                and not by_reference:
             return self.ahead.popleft()
         self.settle()
         return None
@@ -580,6 +650,7 @@ class Candidate:
     def forget(self) -> None:
         """The attempt's process drops the results it keeps for fetch()."""
         self.settle()
+        self.returned.clear()
         self.box.forget(self.grading.deadline)
 
     def last_call(self) -> str:

@@ -169,6 +169,8 @@ class Replayer:
                 sent = (c.args, c.kwargs)  # what the caller passed, whatever an earlier call made of the objects
             else:
                 args, kwargs = clone((c.args, c.kwargs))
+            if c.passed:  # a result passed back by reference: what the replayed call returned, itself
+                args, kwargs = _passed_back(c, args, kwargs, returned)
             objects[c.id] = (args, kwargs)
             out, wrote = self._call(c, args, kwargs, sent)
             if judged(c) and not self._matches(c, out, wrote):
@@ -183,12 +185,39 @@ class Replayer:
         return True
 
 
+def _passed_back(c: Call, args: tuple, kwargs: dict, returned: dict) -> tuple[tuple, dict]:
+    """`c`'s arguments with each result it was passed back by reference taken from what the
+    replayed module returned for that call (when it returned one)."""
+    args, kwargs = list(args), dict(kwargs)
+    for key, (cid, path) in c.passed.items():
+        value = returned.get(cid)
+        try:
+            for step in path:
+                value = value[step]
+        except (TypeError, KeyError, IndexError):
+            continue
+        if value is None or isinstance(value, BaseException):
+            continue
+        if isinstance(key, int):
+            args[key] = value
+        else:
+            kwargs[key] = value
+    return tuple(args), kwargs
+
+
 def _write_as_caller(target: np.ndarray, values: np.ndarray) -> None:
     """Write `values` into the memory of `target` as the caller wrote them into its own array: an
     object the earlier call reshaped in place sees the same numbers in its own shape."""
     if target.shape != values.shape and target.size == values.size:
         values = values.reshape(target.shape)
-    np.copyto(target, values)
+    if target.flags.writeable:
+        np.copyto(target, values)
+        return
+    target.setflags(write=True)  # the caller writes into the buffer under a read-only array it passed
+    try:
+        np.copyto(target, values)
+    finally:
+        target.setflags(write=False)
 
 
 def _poke(value: Any, fill: float) -> None:

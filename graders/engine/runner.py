@@ -74,7 +74,7 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
           minimum: dict | None = None, valid: Callable[[dict], bool] | None = None,
           timeout: float | None = None, slow: str | None = None, after: tuple[str, ...] = (),
           frozen: tuple[str, ...] = (), describe: Callable[[dict], str] | None = None,
-          ahead: Callable | None = None):
+          ahead: Callable | None = None, rules: Callable | None = None):
     """Declare a property. `name` is what the candidate reads; each case runs in turn.
 
     The body is `body(impl, x, **case)` (or with `ref` too), where `x` is a fresh
@@ -90,12 +90,15 @@ def check(name: str, cases: list[dict] | None = None, *, shrink: bool = True,
     `frozen`: case entries the shrinker leaves alone; `describe(case)`: the words for a case.
     `ahead(impl, ref, cases)`: the (function, args, kwargs) calls the cases will make, sent to the
     attempt's process before the cases run (one call a case: fewer round trips).
+    `rules(impl, ref, calls)`: held on every call a case made, once its body passed (the
+    contract's rules as invariants, graders.engine.rules.enforce); a CheckFailed it raises is
+    the case's failure.
     """
     cases = cases or [{}]
     minimum = minimum or {}
 
     def decorate(body: Callable) -> Callable:
-        attempt_case = _case_runner(body)
+        attempt_case = _case_runner(body, rules)
 
         def test(impl, ref):
             impl.grading.check = name
@@ -228,9 +231,10 @@ def _allowed(case: dict, minimum: dict, valid: Callable[[dict], bool] | None) ->
         return False
 
 
-def _case_runner(body: Callable) -> Callable:
+def _case_runner(body: Callable, rules: Callable | None = None) -> Callable:
     """attempt_case(impl, ref, case): None if the case passes, else the failure with its calls,
-    its case and a repro. Every recorded call joins the grading's history, passing or failing."""
+    its case and a repro. Every recorded call joins the grading's history, passing or failing.
+    `rules`: held on the case's calls once its body passed."""
     wants_ref = "ref" in inspect.signature(body).parameters
 
     def attempt_case(impl, ref, case):
@@ -240,6 +244,8 @@ def _case_runner(body: Callable) -> Callable:
         try:
             params = {k: v for k, v in case.items() if k != "seed"}
             body(impl, x, **({"ref": ref} if wants_ref else {}), **params)
+            if rules is not None:
+                rules(impl, ref, list(g.calls))
         except CheckFailed as exc:
             earlier = getattr(exc, "earlier", None)
             if earlier is not None:  # the failing call was made in another check

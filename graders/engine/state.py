@@ -18,6 +18,7 @@ made alone, in a new process, gives something else: a wrong formula is not a sta
 from __future__ import annotations
 
 from graders.engine import calls as make
+from graders.engine import rules
 from graders.engine.domain import Explore
 from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs
@@ -43,16 +44,16 @@ def expect_sequence(impl, ex: Explore, new: Inputs, case: dict, ref, other: dict
         _step(impl, ex, new, swapped_axes(ex, case), ref, params, steps, "4")
         _step(impl, ex, new, dict(case, dtype=single), ref, params, steps, "5")
         try:
-            changed = _fetched(impl, steps)
+            changed = fetched(impl, steps)
             refused = impl.poke(first[0], POKED)
             plain = first[0].source
             first[0].source = f"(out1 := {plain})"  # the repro keeps what call 1 returned, to write into it
             write = (f"[a.__setitem__(Ellipsis, {POKED}) for a in (out1 if isinstance(out1, tuple) else [out1]) "
                      f"if isinstance(a, np.ndarray)]")
-            again = _made(lambda: fn.send(first[3], first[4], source=f"({write}, {plain})[1]"), (), {})
+            again = made(lambda: fn.send(first[3], first[4], source=f"({write}, {plain})[1]"), (), {})
             steps.append((impl.grading.calls[-1], again, first[2], case.get("dtype", "float64")))
             _judge(impl, ex, steps, params, refused)
-            _every_call_raised(steps)
+            every_call_raised(steps)
             if changed:
                 n, call, out, now = changed[0]
                 raise CheckFailed(f"what call {n} of {len(steps)}, {call.source}, returned was changed by the calls "
@@ -83,16 +84,16 @@ def expect_first_float32(impl, ex: Explore, new: Inputs, case: dict, ref) -> Non
                 continue
             args, kwargs = _as_float64(new, first[3]), _as_float64(new, first[4])
             want = make.expected(ref, ex.function, args, kwargs)
-            out = _made(getattr(fresh, ex.function), args, kwargs)
+            out = made(getattr(fresh, ex.function), args, kwargs)
             steps.append((fresh.grading.calls[-1], out, want, "float64"))
         _judge(fresh, ex, steps, params, [], n_of=lambda n: 7 if n % 2 == 0 else 8)
-        _every_call_raised(steps)
+        every_call_raised(steps)
     finally:
         if fresh is not impl.twin:
             fresh.box.close()
 
 
-def _every_call_raised(steps: list) -> None:
+def every_call_raised(steps: list) -> None:
     """A sequence in which every call raised, each as it does alone, says nothing about state."""
     if steps and all(isinstance(out, Raised) for _, out, _, _ in steps):
         raise NotApplicable(f"every call of the sequence raised ({steps[0][1].type_name} first), "
@@ -116,7 +117,7 @@ def _as_float64(new: Inputs, value):
     return value
 
 
-def _fetched(impl, steps: list) -> list:
+def fetched(impl, steps: list) -> list:
     """Every result fetched again from the attempt's process after the last call: (n, call,
     what it returned, what it holds now) for each that changed."""
     changed, last = [], steps[-1][0].id
@@ -134,19 +135,19 @@ def _step(impl, ex, new, case, ref, params, steps, suffix):
     """One call of the sequence, on inputs named with `suffix`; (call, out, want, args, kwargs)."""
     new.suffix = suffix
     try:
-        args, kwargs = make.split(ex.draw(new, case), params)
+        args, kwargs = make.split(make.drawn(ex, new, case), params)
     finally:
         new.suffix = ""
     want = make.expected(ref, ex.function, args, kwargs)
     if want is make.REFUSED:
         return None
-    out = _made(getattr(impl, ex.function), args, kwargs)
+    out = made(getattr(impl, ex.function), args, kwargs)
     call = impl.grading.calls[-1]
     steps.append((call, out, want, case.get("dtype", "float64")))
     return call, out, want, args, kwargs
 
 
-def _made(fn, args: tuple, kwargs: dict):
+def made(fn, args: tuple, kwargs: dict):
     """What a call of the sequence returned, or what it raised (a Raised): a call that raises is
     judged like one that returns something wrong, against the same call made alone."""
     try:
@@ -162,7 +163,7 @@ def _again(impl, ex, new, case, ref, params, steps, first) -> None:
     call = first[0]
     new.suffix = "2"
     try:
-        args, kwargs = make.split(ex.draw(new, case), params)
+        args, kwargs = make.split(make.drawn(ex, new, case), params)
     finally:
         new.suffix = ""
     assign = {k: v for k, v in [*enumerate(args), *kwargs.items()]
@@ -174,7 +175,7 @@ def _again(impl, ex, new, case, ref, params, steps, first) -> None:
     want = make.expected(ref, ex.function, args, kwargs)
     if want is make.REFUSED:
         return
-    out = _made(lambda: impl.again(call, assign), (), {})
+    out = made(lambda: impl.again(call, assign), (), {})
     steps.append((impl.grading.calls[-1], out, want, case.get("dtype", "float64")))
 
 
@@ -213,7 +214,7 @@ def _judge(impl, ex: Explore, steps: list, params, refused: list, n_of=lambda n:
                 differs = failure
             if alone is None:
                 alone = impl.fresh()
-            if _same_alone(alone, call, out, dtype):
+            if same_alone(alone, call, out, dtype):
                 continue  # a wrong answer, but not one that the earlier calls caused
             why = _why(n_of(n), refused)
             raise CheckFailed(f"{differs.message}; the same call made first, in a new process, gives something "
@@ -223,7 +224,7 @@ def _judge(impl, ex: Explore, steps: list, params, refused: list, n_of=lambda n:
             alone.box.close()
 
 
-def _same_alone(alone, call, out, dtype) -> bool:
+def same_alone(alone, call, out, dtype) -> bool:
     try:
         by_itself = getattr(alone, call.function)(*call.args, **call.kwargs)
     except AttemptRaised as exc:  # the same exception alone: not the earlier calls' doing
@@ -262,7 +263,7 @@ def expect_new_arrays(impl, ex: Explore, new: Inputs, case: dict, ref) -> None:
         for suffix, seed in (("1", new.seed), ("2", new.seed + 3)):
             new.suffix = suffix
             try:
-                args, kwargs = make.split(make.fresh_generators(ex.draw(new, dict(case, seed=seed))), params)
+                args, kwargs = make.split(make.fresh_generators(make.drawn(ex, new, dict(case, seed=seed))), params)
             finally:
                 new.suffix = ""
             fn(*args, **kwargs)
@@ -273,16 +274,4 @@ def expect_new_arrays(impl, ex: Explore, new: Inputs, case: dict, ref) -> None:
 
 
 def _shared(impl, call, names: list[str]) -> CheckFailed:
-    path, (kind, key, inner) = call.shares[0]
-    part = "what it returned" if not path else f"part {path} of what it returned"
-    if kind == "argument":
-        name = names[key] if isinstance(key, int) and key < len(names) else str(key)
-        where = f"its input {name}" + (f" (part {inner})" if inner else "")
-        lesson = "a view of an input is not a new array: the caller's array would change with it"
-    else:
-        earlier = next((c for c in impl.grading.history if c.id == key), None)
-        where = f"what an earlier call{f', {earlier.source},' if earlier else ''} returned"
-        lesson = "a buffer kept between calls: the caller's earlier result would change with it"
-    failure = CheckFailed(f"{part} by {call.source} shares memory with {where}: {lesson}", kind="shared")
-    failure.calls, failure.earlier = [call], call if call.check != impl.grading.check else None
-    return failure
+    return rules.shared(impl, call, names)

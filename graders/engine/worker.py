@@ -59,6 +59,10 @@ class Worker:
         self.kept: dict[int, object] = {}        # results kept for Fetch, Poke and Kept, by call id
         self.kept_args: dict[int, tuple] = {}    # argument objects kept for a later call, by call id
         self.shares = keeping.shares             # bound before the attempt runs, as the codec is
+        self.recent = keeping.Recent()           # the memory of the last results, while the attempt holds it
+        self.snapshot, self.written, self.fresh_views = keeping.snapshot, keeping.written, keeping.fresh_views
+        self.arrays = keeping.arrays
+        self.passed: set[int] = set()            # ids of the arrays of kept results a request passes back
         self.reported, self.n_modules, self.own = 0, 0, {"__main__"}
         # the requests answered with one reply (protocol.Load, Fetch, Poke, Forget)
         self.answers = {"load": self.op_load, "fetch": self.op_fetch, "poke": self.op_poke, "forget": self.op_forget}
@@ -72,6 +76,7 @@ class Worker:
         while True:
             try:
                 self.chan.sock.setblocking(True)  # whatever the attempt made of the descriptor's flags
+                self.passed = set()
                 request = self.chan.receive(self.arenas, self.kept_object)
             except (EOFError, OSError):
                 self.exit(0)
@@ -158,6 +163,7 @@ class Worker:
         value = self.kept[call]
         for step in path:
             value = value[step]
+        self.passed.update(id(a) for _, a in self.arrays(value))
         return value
 
     # -- requests ---------------------------------------------------------------------
@@ -205,6 +211,8 @@ class Worker:
     def _call(self, fn, call: dict, opts: dict) -> dict:
         if call.get("args_from") is not None:  # the objects an earlier call got, laid out as they came
             args, kwargs, laid = self.kept_args[call["args_from"]]
+            if opts.get("fresh_views"):  # new array objects over the same memory, as a caller's new views
+                args, kwargs = self.fresh_views(args), self.fresh_views(kwargs)
         else:
             args, kwargs = call["args"], call["kwargs"]
             laid = keeping.layouts(args, kwargs)
@@ -212,6 +220,7 @@ class Worker:
             self.seed(opts["global_seed"])
         reply: dict = {"id": call["id"]}
         held = keeping.entries(args, kwargs)
+        snap = self.snapshot(args, kwargs, self.passed) if self.passed else []
         started = self.perf_counter()
         try:
             if opts.get("memory"):
@@ -230,11 +239,16 @@ class Worker:
             reply["raised"] = self._describe(exc)
         else:
             reply["value"] = result
-            shared = self.shares(result, args, kwargs, self.kept)
+            shared = self.shares(result, args, kwargs, self.kept, self.recent)
             if shared:
                 reply["shares"] = shared
             if opts.get("keep"):
                 self.kept[call["id"]] = result
+            self.recent.add(call["id"], result)
+        if snap:
+            wrote = self.written(snap)
+            if wrote:
+                reply["kept_written"] = wrote
         if opts.get("keep_args"):
             self.kept_args[call["id"]] = (args, kwargs, laid)
         swapped = keeping.replaced(args, kwargs, held) if held else []

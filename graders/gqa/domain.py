@@ -8,12 +8,17 @@ scale taken from d_model shows. `q_extra` adds columns to W_q alone and `heads` 
 n_heads directly, for the two ValueErrors. Value families: `huge` (scores of 1e3 and
 more), `row_scales` (positions of x of very different lengths), `zeros` (a position of x
 that is all zeros). Past a cheap boundary: 16,385 sequences in one batch.
+The engine's whole-array families too: `zero`, `constant`, `tiny`. Pairs varied together
+on the plain case: each family with the group and the dtype, n_kv_heads with the group, the
+head counts typed as NumPy integers.
 kv_cache_bytes: integer sizes, bytes_per_value 1 to 8, and figures past 2**31 and 2**53
-(where a float, or a 32-bit integer, is no longer exact).
+(where a float, or a 32-bit integer, is no longer exact); n_layers and n_tokens, which have
+no upper bound, at 2**31 and 10**12 too, every size as a NumPy integer.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
+from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, UNBOUNDED, Dim, Domain, Explore, Grows,
+                                   Invalid, cast, floats)
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
 
@@ -90,9 +95,14 @@ DOMAIN = Domain(
             dims={"B": Dim(small=(1,), base=(2, 3), trivial=0), "T": Dim(small=(1, 2, 3, 7, 12), base=(4, 5, 6)),
                   "n_kv_heads": Dim(small=(1, 2, 3, 4), base=(1, 2, 3), trivial=0), "group": Dim(small=(1, 2, 5), base=(2, 3), trivial=0),
                   "d_head": Dim(small=(1, 5), base=(2, 3)), "d_model": Dim(small=(1, 2, 6, 12), base=(5, 7, 11))},
-            families=("huge", "row_scales", "zeros"),
+            families=("huge", "row_scales", "zeros", "zero", "constant", "tiny"),
             extreme=("huge", "row_scales"),
             valid=_valid,
+            pairs=(("values", "group"), ("values", "dtype"), ("n_kv_heads", "group"), ("T", "values"),
+                   ("n_kv_heads", "numbers")),
+            cites={"B": SIZES_OF_ONE, "T": SIZES_OF_ONE, "n_kv_heads": "n_kv_heads that does not divide n_heads "
+                   "raises ValueError", "group": "n_kv_heads == n_heads is multi-head attention, n_kv_heads == 1 "
+                   "multi-query", "d_head": REAL_SIZES, "d_model": REAL_SIZES},
             invalid=(Invalid("n_heads does not divide W_q.shape[1]", _width_not_divided),
                      Invalid("n_kv_heads does not divide n_heads", _kv_not_dividing)),
             big=({"B": 16_385, "T": 2, "n_kv_heads": 1, "group": 2, "d_head": 1, "d_model": 1},),  # 16,385 sequences
@@ -108,6 +118,10 @@ DOMAIN = Domain(
                   "d_head": Dim(small=(1,), base=(7, 8)), "n_tokens": Dim(small=(1, 2), base=(9, 10, 11))},
             scalars={"bytes_per_value": (1, 2, 4, 8)},
             float32=False, sequence=False,
+            pairs=(("bytes_per_value", "numbers"), ("n_tokens", "numbers")),
+            counts=("n_layers", "n_tokens"),
+            cites={"n_layers": UNBOUNDED, "n_kv_heads": UNBOUNDED, "d_head": UNBOUNDED, "n_tokens": UNBOUNDED,
+                   "bytes_per_value": ANY_NUMBER},
             big=({"n_layers": 80, "n_kv_heads": 8, "d_head": 128, "n_tokens": 131_072, "bytes_per_value": 2},
                  {"n_layers": 61, "n_kv_heads": 7, "d_head": 129, "n_tokens": 10**12 + 1, "bytes_per_value": 2},
                  {"n_layers": 3, "n_kv_heads": 5, "d_head": 7, "n_tokens": 2**53 + 1},

@@ -10,11 +10,16 @@ all zeros: scores of exactly 0). float32 meets neither `huge` nor `row_scales` (
 the grader's own check of scores near 1e4 has a float32 case. The invalid calls: n_heads
 that does not divide d_model, a cache that does not fit x, n_heads or itself (`misfit`), and
 no new position; each also with one new token over a cache, where a decoding fast path might
-skip the checks.
+skip the checks, and in every mode (no cache, an empty one, a decoding step).
+The engine's whole-array families too, for x: `zero`, `constant`, `tiny`. Pairs varied
+together on the plain case: each family with t_past and the dtype; t_new with t_past; the
+cache left out with t_new; n_heads typed as a NumPy integer. The size of a real model: one new
+token over a cache of 8,200 positions, with every family.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
+from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, Mode,
+                                   cast, floats)
 from graders.engine.probes import through_cache
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
@@ -148,10 +153,18 @@ DOMAIN = Domain(Explore(
     dims={"B": Dim(small=(1, 3), base=(2, 3), trivial=0), "t_new": Dim(small=(1, 2, 5, 7, 12), base=(3, 4, 5)),
           "n_heads": Dim(small=(1, 2, 5, 6), base=(2, 3, 4), trivial=0), "d_head": Dim(small=(1, 2, 3, 7), base=(2, 3, 5)),
           "t_past": Dim(minimum=0, small=(0, 1, 2, 7, 12), base=(4, 5, 6, 7))},
-    families=("huge", "row_scales", "zeros"),
+    families=("huge", "row_scales", "zeros", "zero", "constant", "tiny"),
     valid=_valid,
     scalars={"cache": (None,)},
     invalid=INVALID,
+    pairs=(("values", "t_past"), ("values", "dtype"), ("t_new", "t_past"), ("cache", "t_new"),
+           ("n_heads", "numbers")),
+    real=({"B": 1, "t_new": 1, "n_heads": 1, "d_head": 2, "t_past": 8_200},),
+    modes=(Mode("no cache", lambda c: dict(c, cache=None)), Mode("an empty cache", lambda c: dict(c, t_past=0)),
+           Mode("a decoding step (one new token)", lambda c: dict(c, t_new=1))),
+    cites={"B": SIZES_OF_ONE, "t_new": "t_new == 0 raises ValueError", "n_heads": ANY_NUMBER,
+           "d_head": REAL_SIZES, "t_past": REAL_SIZES + "; a cache with t_past = 0 is the same as None",
+           "cache": "cache None or (k, v) each (B, n_heads, t_past, d_head)"},
     # one new token over a cache past 32,767 positions: an int16 position index wraps there
     big=({"B": 1, "t_new": 1, "n_heads": 1, "d_head": 1, "t_past": 32_768},),
     outputs=("y", ("the returned cache", ("k", "v"))),

@@ -18,10 +18,17 @@ experts far below the rest: no token picks them), `uniform` (each row constant: 
 probability 1 / n_experts, and the loss top_k).
 float32 meets no offsets in moe_layer: a float32 logit near 3000 is only known to 2e-4, and so
 is every routing weight, which a sum of experts' outputs can amplify.
+The engine's whole-array families too: `zero` (every token's logits equal: a tie across every
+expert, the lower indices first) and `constant` (every token the same). No `tiny`: logits of
+1e-30 tie in their probabilities but not in their own order, where the contract says only
+that equal probabilities keep the lower index. Pairs varied together on the plain case: each
+family with top_k, the dtype and the leading axes; n_experts with top_k; top_k typed as a
+NumPy integer.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats, with_row_offsets, with_ties
+from graders.engine.domain import (ANY_NUMBER, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, Mode, cast, floats,
+                                   with_row_offsets, with_ties)
 
 OFFSETS = np.array([3.0, -3.0, 0.0, 1.0, -0.43])   # feature 0 of x, times a router row of 1000
 PARTS = ("W_gate", "W_up", "W_down")
@@ -143,6 +150,10 @@ def _misfit_invalid(part: str, where: str) -> Invalid:
 LAYER_INVALID = TOP_K_INVALID + (_misfit_invalid("W_gate", "picked"), _misfit_invalid("W_up", "unpicked"),
                                  _misfit_invalid("W_down", "unpicked"))
 SCALARS = {"top_k": (1, 2, "all")}
+CITES = {"n": SIZES_OF_ONE, "N": SIZES_OF_ONE, "d_model": SIZES_OF_ONE, "d_ff": SIZES_OF_ONE,
+         "n_experts": "ValueError: top_k < 1 or top_k > n_experts",
+         "top_k": "top_k == n_experts is the dense softmax mixture of all experts. " + ANY_NUMBER}
+MODES = (Mode("one expert picked", lambda c: dict(c, top_k=1)), Mode("every expert picked", lambda c: dict(c, top_k="all")))
 
 DOMAIN = Domain(
     Explore("moe_layer", draw_layer,
@@ -151,21 +162,26 @@ DOMAIN = Domain(
             dims={"n": Dim(small=(1,), base=(2, 3), trivial=0), "d_model": Dim(small=(1, 3), base=(4, 5)),
                   "d_ff": Dim(small=(1,), base=(6, 7)), "n_experts": Dim(minimum=2, small=(2, 12), base=(3, 4, 5))},
             lead=3,
-            families=("ties", "huge", "offsets"),
+            families=("ties", "huge", "offsets", "zero", "constant"),
             extreme=("huge",),
             scalars=SCALARS,
             valid=_valid_layer,
             invalid=LAYER_INVALID,
+            pairs=(("values", "top_k"), ("values", "dtype"), ("values", "lead"), ("n_experts", "top_k"),
+                   ("top_k", "numbers")),
+            modes=MODES, cites=CITES,
             # tokens past 16,384 with one feature
             big=({"n": 16_385, "lead": 1, "d_model": 1, "d_ff": 1, "n_experts": 3},),
             grows=(Grows("N", "token", lambda n: {"n": n, "lead": 1, "d_model": 4, "d_ff": 6, "n_experts": 4}),)),
     Explore("load_balancing_loss", draw_loss,
             dims={"N": Dim(small=(1, 12), base=(5, 6, 7), trivial=0), "n_experts": Dim(minimum=2, small=(2, 12), base=(3, 4))},
-            families=("ties", "offsets", "cold", "uniform"),
+            families=("ties", "offsets", "cold", "uniform", "zero", "constant"),
             extreme=("offsets",),
             scalars=SCALARS,
             valid=_valid_loss,
             invalid=TOP_K_INVALID,
+            pairs=(("values", "top_k"), ("N", "values"), ("n_experts", "top_k"), ("top_k", "numbers")),
+            modes=MODES, cites=CITES,
             # tokens past 16,384; experts past 255 (an 8-bit index wraps) for two tokens: not past
             # 32,767, since a pick by pairwise comparison of the experts, fine for a few hundred,
             # takes n_experts**2 memory per token

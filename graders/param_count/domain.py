@@ -8,11 +8,13 @@ Base values differ from one another (n_kv_heads != group: sizing the KV projecti
 group gives the same count only when n_kv_heads**2 == n_heads). tie_embeddings both ways
 (True in plain cases, so that call styles pass it positionally and by keyword, and compare
 False given with False left out). Large cases: the 8B and 405B configurations, whose
-products pass 2**31 (an int32 anywhere wraps). weight_gib: bits from 1 to 32 (bits // 8 is
-0 at 4), n_params from 2**20 (below it the float tolerance's atol of 1e-9 GiB decides nothing)
-to 4e11 and past 2**53.
+products pass 2**31 (an int32 anywhere wraps). vocab_size and n_layers, which have no upper
+bound, at 2**31 and 10**12 too (one at a time: their products stay within an int64); every
+size as a NumPy integer. weight_gib: bits from 1 to 32 (bits // 8 is 0 at 4), n_params from 0
+(an answer far below 1 GiB is compared relative to its own scale, not to the contract's atol
+of 1e-9, which would pass anything there) to 4e11, past 2**53 and at 10**12.
 """
-from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid
+from graders.engine.domain import ANY_NUMBER, REAL_SIZES, UNBOUNDED, Dim, Domain, Explore, Grows, Invalid
 
 ARGS = ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_ff")
 
@@ -76,13 +78,22 @@ DOMAIN = Domain(
                  # one layer whose feed-forward alone passes 2**31 (3 * 1024 * 700_000)
                  {"vocab_size": 3, "n_layers": 1, "n_kv_heads": 1, "group": 1, "d_head": 1024, "d_ff": 700_000}),
             float32=False, fixed={"tie_embeddings": True},
+            pairs=(("tie_embeddings", "numbers"), ("vocab_size", "numbers"), ("group", "d_head")),
+            counts=("vocab_size", "n_layers"),
+            cites={"vocab_size": UNBOUNDED, "n_layers": UNBOUNDED, "n_kv_heads": "n_kv_heads does not divide n_heads",
+                   "group": "n_kv_heads does not divide n_heads", "d_head": "An odd d_head is allowed",
+                   "d_ff": REAL_SIZES, "tie_embeddings": "unembedding (0 when tie_embeddings)"},
             grows=(Grows("n_layers", "layer", lambda n: {"n_layers": n}, (8, 16, 32)),)),
     Explore("weight_gib", draw_gib,
-            # at least 2**20 weights: the contract's atol of 1e-9 would pass any answer for a handful
-            dims={"n_params": Dim(minimum=2**20, small=(2**20, 3_000_001), base=(7_000_000_001, 8_030_261_248))},
+            # from no weights at all: an answer far below 1 GiB is compared relative to its own scale
+            dims={"n_params": Dim(minimum=0, small=(0, 1, 2, 3, 2**20, 3_000_001), base=(7_000_000_001, 8_030_261_248))},
             scalars={"bits": (1, 2, 3, 4, 8, 12, 16, 32)},
             invalid=(Invalid("bits=0 is below 1", lambda c: dict(c, bits=0)),
                      Invalid("bits=-16 is below 1", lambda c: dict(c, bits=-16))),
             big=({"n_params": 405_853_388_800, "bits": 4}, {"n_params": 2**53 + 1, "bits": 3}),
-            float32=False, fixed={"bits": 16}),
+            float32=False, fixed={"bits": 16},
+            pairs=(("n_params", "bits"), ("bits", "numbers"), ("n_params", "numbers")),
+            counts=("n_params",),
+            cites={"n_params": UNBOUNDED + "; weight_gib(n_params, bits) is n_params * bits / 8 / 2**30",
+                   "bits": "bits below 1 raises ValueError. " + ANY_NUMBER}),
 )

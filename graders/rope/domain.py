@@ -5,12 +5,17 @@ ends of its range, 10 and 1e6. The value families say which positions come with 
 cases give unsorted, repeated positions up to 60 (`given` is what "normal" means here), and
 the families are `default_positions` (left out: np.arange(T)), `negative_positions` (from
 -60 to 60, as int32) and `large_positions` (around 50,000, where the contract still asks for
-x's own accuracy, float32 included). An odd d raises ValueError at every size. Past cheap
-boundaries: 33,000 positions of d = 2, and 16,385 rows of one position.
+x's own accuracy, float32 included); and the engine's whole-array families for x: `zero`,
+`constant`, `tiny` (RoPE is linear in x: the answer is as small, and compared relative to its
+scale). Pairs varied together on the plain case: each family with base, the dtype, T and the
+leading axes; base typed as an int and as np.float32. An odd d raises ValueError at every
+size. Past cheap boundaries: 33,000 positions of d = 2, and 16,385 rows of one position; the
+size of a real model: a context of 131,072 positions, with every family.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, floats
+from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, Mode,
+                                   floats)
 
 
 def _positions(new, case: dict):
@@ -50,8 +55,14 @@ DOMAIN = Domain(Explore(
     dims={"T": Dim(base=(3, 4, 5)), "d_half": Dim(small=(1, 2, 3, 5, 8), base=(2, 3, 4), trivial=0),
           "m": Dim(small=(1, 3), base=(2, 3), trivial=0)},
     lead=2,
-    families=("default_positions", "negative_positions", "large_positions"),
+    families=("default_positions", "negative_positions", "large_positions", "zero", "constant", "tiny"),
     scalars={"base": (10.0, 1e6)},
+    pairs=(("values", "base"), ("values", "dtype"), ("T", "values"), ("values", "lead"), ("base", "numbers")),
+    real=({"T": 131_072, "d_half": 1, "lead": 0},),
+    modes=(Mode("positions given", lambda c: dict(c, values="normal")),
+           Mode("positions left out", lambda c: dict(c, values="default_positions"))),
+    cites={"T": REAL_SIZES, "d_half": "Odd d raises ValueError", "m": SIZES_OF_ONE,
+           "base": "rope(x, positions=None, base=10000.0). " + ANY_NUMBER},
     invalid=(Invalid(ODD, lambda c: dict(c, d=2 * c["d_half"] - 1)), Invalid(ODD, lambda c: dict(c, d=2 * c["d_half"] + 1))),
     big=({"T": 33_000, "d_half": 1, "lead": 0, "values": "default_positions"},
          {"T": 1, "d_half": 1, "m": 16_385, "lead": 1}),

@@ -3,12 +3,16 @@
 Sizes T, d_model and d_k (d_k differs from d_model in plain cases, so that a scale or a
 shape taken from the wrong one shows); causal or not. Value families: `huge` (scores of
 1e3 and more), `row_scales` (rows of x of very different lengths, so the rows of scores lie
-far apart), `zeros` (rows of x that are all zeros: scores of exactly 0). Past 32,767
-features, d_k or d_model, the work stays small; T past 1024 is the grader's own check.
+far apart), `zeros` (rows of x that are all zeros: scores of exactly 0), and the engine's
+whole-array `zero`, `constant` and `tiny` (x of 1e-30: every row's weights uniform). Pairs
+varied together on the plain case: each family with causal and with the dtype, causal with T.
+At the contract's d_model of 16,384 (d_model or d_k, every family), the work stays small and
+no rule of the contract is broken by an answer quadratic in it; T past 1024 is the grader's
+own check.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Grows, cast, floats
+from graders.engine.domain import REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Mode, cast, floats
 from graders.engine.probes import largest_projected_score
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0, 1.0])
@@ -46,10 +50,15 @@ def constants(values: dict) -> dict:
 DOMAIN = Domain(Explore(
     "single_head_attention", draw,
     dims={"T": Dim(base=(4, 5, 6)), "d_model": Dim(base=(3, 5, 7)), "d_k": Dim(base=(2, 3, 4))},
-    families=("huge", "row_scales", "zeros"),
+    families=("huge", "row_scales", "zeros", "zero", "constant", "tiny"),
     extreme=("huge", "row_scales"),
     scalars={"causal": (False, True)},
-    big=({"T": 2, "d_model": 1, "d_k": 33_000}, {"T": 3, "d_model": 33_000, "d_k": 1, "causal": False}),
+    big=({"T": 2, "d_model": 1, "d_k": 16_384}, {"T": 3, "d_model": 16_384, "d_k": 1, "causal": False}),
+    pairs=(("values", "causal"), ("values", "dtype"), ("T", "causal")),
+    real=({"T": 3, "d_model": 16_384, "d_k": 1},),
+    modes=(Mode("causal", lambda c: dict(c, causal=True)), Mode("not causal", lambda c: dict(c, causal=False))),
+    cites={"T": SIZES_OF_ONE, "d_model": REAL_SIZES, "d_k": REAL_SIZES,
+           "causal": "single_head_attention(x, W_q, W_k, W_v, causal=True)"},
     outputs=("out", "the weights"), masks=("the weights",), magnitude=largest_projected_score,
     axes=[{0: "positions", 1: "features"}, {0: "query positions", 1: "key positions"}],
     constants=constants,

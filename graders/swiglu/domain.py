@@ -8,10 +8,14 @@ to three leading axes. Value families: `huge` (W_gate scaled so that |x @ W_gate
 zero: gates of exactly 0). float32 meets neither `huge` nor `row_scales`: there an output
 entry is a sum of terms up to 1e6 times larger than itself, which float32 does not keep to
 the contract's tolerance (the kata's own `huge` check grades float32 with a scaled atol).
+The engine's whole-array families too: `zero`, `constant`, `tiny` (x of 1e-30: the answer is
+as small, and compared relative to its scale). Pairs varied together on the plain case: each
+family with the dtype, d_ff and the leading axes. The size of a real model: a d_model of
+16,384 for one position, with every family.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Grows, cast, floats
+from graders.engine.domain import REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, cast, floats
 
 ROW_SCALES = np.array([1.0, 1e3, 1e-3, 30.0, 0.05, 300.0, 1.0])
 
@@ -62,8 +66,11 @@ DOMAIN = Domain(Explore(
     "swiglu", draw,
     dims={"n": Dim(base=(2, 3), trivial=0), "d_model": Dim(base=(3, 4, 5)), "d_ff": Dim(base=(5, 6, 7), big=40_000)},
     lead=3,
-    families=("huge", "row_scales", "zeros"),
+    families=("huge", "row_scales", "zeros", "zero", "constant", "tiny"),
     valid=_valid,
+    pairs=(("values", "dtype"), ("d_ff", "values"), ("values", "lead")),
+    real=({"n": 1, "lead": 1, "d_model": 16_384, "d_ff": 3},),
+    cites={"n": SIZES_OF_ONE, "d_model": REAL_SIZES, "d_ff": REAL_SIZES},
     # rows past 16,384 with a small d_model; a hidden layer past 32,767 for one position
     big=({"n": 16_385, "lead": 1, "d_model": 2, "d_ff": 3},
          {"n": 1, "lead": 1, "d_model": 1, "d_ff": 40_000}),

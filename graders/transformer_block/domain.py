@@ -14,11 +14,15 @@ inside a dict); float32 meets all but `huge` (see _valid; the grader's own check
 the thousands has a float32 case). Invalid: n_heads that does not divide W_q.shape[1],
 n_kv_heads that does not divide n_heads (more KV heads than query heads, or a proper
 non-divisor), an odd d_head. The large cases: 16,385 sequences of one position, and
-d_ff = 32,769.
+d_ff = 32,769. The engine's whole-array families too: `zero` (every position a padding one) and
+`constant`. Pairs varied together on the plain case: each family with the positions, eps and
+the dtype; the positions with base; n_kv_heads with the group, typed as NumPy integers; eps and
+base as ints and np.float32.
 """
 import numpy as np
 
-from graders.engine.domain import Dim, Domain, Explore, Grows, Invalid, cast, floats
+from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, Mode,
+                                   cast, floats)
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0])
 NAMES = ("attn_norm", "W_q", "W_k", "W_v", "W_o", "ffn_norm", "W_gate", "W_up", "W_down")
@@ -98,7 +102,7 @@ def draw(new, case: dict) -> dict:
 def _valid(case: dict) -> bool:
     # with eps = 0 an all-zero row is 0 / 0, which the contract leaves undefined; float32 scores
     # near 1e3 are only good to about 1e-4, which an output entry near 0 shows beyond atol 1e-5
-    return (not (case.get("eps", 1e-6) == 0 and case["values"] == "zeros")
+    return (not (case.get("eps", 1e-6) == 0 and case["values"] in ("zeros", "zero"))
             and not (case["dtype"] == "float32" and case["values"] == "huge"))
 
 
@@ -132,10 +136,19 @@ DOMAIN = Domain(Explore(
           "n_kv_heads": Dim(small=(1, 3), base=(2, 3), trivial=0), "group": Dim(small=(1, 2, 4), base=(2, 3), trivial=0),
           "d_half": Dim(small=(1, 3), base=(2, 3), trivial=0), "d_model": Dim(small=(1, 9), base=(5, 6, 7)),
           "d_ff": Dim(small=(1, 12), base=(4, 6, 9))},
-    families=("huge", "zeros", "row_scales", "shared"),
+    families=("huge", "zeros", "row_scales", "shared", "zero", "constant"),
     scalars={"positions": (None, "negative", "large"), "eps": (0.0, 100.0), "base": (10.0, 1e6)},
     valid=_valid,
     invalid=INVALID,
+    pairs=(("values", "positions"), ("values", "eps"), ("values", "dtype"), ("positions", "base"),
+           ("n_kv_heads", "group"), ("n_kv_heads", "numbers"), ("eps", "numbers")),
+    modes=(Mode("multi-head attention", lambda c: dict(c, group=1)),
+           Mode("multi-query attention", lambda c: dict(c, n_kv_heads=1)),
+           Mode("positions left out", lambda c: dict(c, positions=None))),
+    cites={"B": SIZES_OF_ONE, "T": SIZES_OF_ONE, "n_kv_heads": "those of gqa", "group": "those of gqa",
+           "d_half": "odd d_head raises ValueError", "d_model": REAL_SIZES, "d_ff": REAL_SIZES,
+           "positions": "positions may be any integers, negative ones included",
+           "eps": ANY_NUMBER, "base": ANY_NUMBER},
     # a batch past 16,384 rows of one position, and a feed-forward layer past 32,767: each cheap
     big=({"B": 16_385, "T": 1, "n_kv_heads": 1, "group": 1, "d_half": 1, "d_model": 2, "d_ff": 1},
          {"B": 1, "T": 2, "n_kv_heads": 1, "group": 1, "d_half": 1, "d_model": 1, "d_ff": 32_769}),
