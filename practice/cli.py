@@ -80,16 +80,17 @@ def examples(*lines: str):
 
 def open_practice(json_mode: bool = False):
     """Open the store; end a mock interview whose deadline has passed (printing its report)."""
-    from practice import messages, mock, paths, term
+    from practice import mock, paths, term
     from practice.sessions import Practice
     from practice.store import Store
+    from practice.views.mock import mock_report
 
     p = Practice(Store(paths.home()))
     click.get_current_context().call_on_close(p.store.close)  # no connection outlives its command
     report = None if p.store.readonly else mock.expire(p)
     if report:
         out(term.styled("The mock interview's time is up.", "bold yellow"),
-            messages.mock_report(report), "", err=json_mode)
+            mock_report(report), "", err=json_mode)
     return p
 
 
@@ -109,7 +110,8 @@ def kata_of(p, k, what: str, last_worked_on: bool = False):
 def spoiler_guard(p, k, yes: bool, kind: str) -> bool:
     """The spoiler guard: confirm before showing a reference (or, for `kind` "followups",
     the model answers) that would spoil something."""
-    from practice import aids, messages
+    from practice import aids
+    from practice.views.hints import spoiler_question
 
     answers = kind == "followups"
     aids.refuse_in_mock(p, "model answers" if answers else "solutions")
@@ -117,7 +119,7 @@ def spoiler_guard(p, k, yes: bool, kind: str) -> bool:
     if yes or why is None:
         return True
     shown = "the model answers" if answers else "the reference solution"
-    click.echo(messages.spoiler_question(k, why, shown) + " [y/N]: ", nl=False, err=True)
+    click.echo(spoiler_question(k, why, shown) + " [y/N]: ", nl=False, err=True)
     try:  # not click.confirm, which makes a Ctrl-C (exit 130 here) an end of input
         answer = input("")
     except EOFError:

@@ -18,7 +18,8 @@ import csv
 import io
 import json
 
-from practice import catalogue, clock, history, records, render_history
+from practice import catalogue, clock, history, records
+from practice.views.history import source_text
 
 FORMAT = 1
 KINDS = {"mocks": "mock", "attempts": "attempt", "gradings": "grading", "hints": "hint",
@@ -46,7 +47,7 @@ def everything(s) -> dict:
 
 def _grading(g: dict) -> dict:
     report = records.stored_report(g)
-    return dict(g, code=render_history.source_text(g["code"]), report=report.to_dict(),
+    return dict(g, code=source_text(g["code"]), report=report.to_dict(),
                 failing="; ".join(report.failing))
 
 

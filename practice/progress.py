@@ -4,7 +4,7 @@ then the katas passed, but with Python loops where the reference has none (by th
 efficiency of each kata's latest passing grading), the weakest katas (by the schedule: the
 last attempt or round of follow-ups that went worst), the weakest follow-up questions (by
 their last rating) and what is due for review.
-`kata progress --json` prints these figures as they are; practice.render_progress draws them.
+`kata progress --json` prints these figures as they are; practice.views.progress draws them.
 Times are seconds (on the attempt's clock, or since the epoch for `due_at`).
 """
 from __future__ import annotations

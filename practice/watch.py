@@ -6,7 +6,7 @@ open or a read, which is all watch itself does to the file), and every tick the 
 size, time and inode are compared, which works where no event ever arrives (network and
 WSL file systems) or with --poll. A change is graded once the file has stopped changing,
 and only when its bytes differ from the bytes last graded. On a terminal the screen
-(practice.screen) is drawn again only when what it shows changes, the checks appearing
+(practice.views.watch) is drawn again only when what it shows changes, the checks appearing
 as they end; elsewhere each grading is printed as `kata check` prints it.
 """
 from __future__ import annotations
@@ -21,9 +21,12 @@ from pathlib import Path
 from rich.text import Text
 
 from graders.engine.report import CheckResult, Report
-from practice import clock, messages, mock, paths, records, render, screen, term
+from practice import clock, mock, paths, records, term
 from practice.errors import NothingToGrade
 from practice.sessions import Practice
+from practice.views.attempt import clock_text
+from practice.views.mock import mock_report
+from practice.views.watch import Screen, block
 
 SETTLE = 0.15  # seconds a file must stay unchanged before it is graded
 # The file events that may change its bytes ("closed": closed after writing); an open or a
@@ -104,7 +107,7 @@ class Watch:
         self.p, self.echo = p, echo
         self.targets = [Target(a) for a in attempts]
         self.mock_id = attempts[0]["mock_id"] if attempts[0]["mode"] == "mock" else None
-        self.view = screen.Screen(self.targets, how, interval) if term.live() else None
+        self.view = Screen(self.targets, how, interval) if term.live() else None
         self.clock: tuple[str, dict] = self.read_clock()
 
     def read_clock(self) -> tuple[str, dict]:
@@ -119,7 +122,7 @@ class Watch:
 
     def clock_text(self) -> Text:
         label, row = self.clock
-        text = Text(label) + render.clock_text(row, clock.now())
+        text = Text(label) + clock_text(row, clock.now())
         if all(t.report and t.report.passed for t in self.targets):
             text += Text("  Every check passes: `kata submit` records it.", style="green")
         return text
@@ -158,7 +161,7 @@ class Watch:
         if self.view is not None:
             self.view.draw()
         elif t is not None:
-            self.echo(_block(t))
+            self.echo(block(t))
             self.echo(self.clock_text())
 
     def changed(self, woke: bool) -> list[Target]:
@@ -230,7 +233,7 @@ def _deadline(w: Watch) -> bool:
             w.view.close()
         w.echo("")
         w.echo(Text("Time is up: the mock interview is over.", style="bold yellow"))
-        w.echo(messages.mock_report(report))
+        w.echo(mock_report(report))
     return bool(report)
 
 
@@ -246,13 +249,3 @@ def _stopped(w: Watch) -> None:
     elif w.clock[1]["clock"] == "running":
         w.echo("The clock keeps running: `kata pause` stops it, `kata submit` finishes.")
 
-
-def _block(t: Target) -> Text:
-    """A grading as `kata check` prints it, with the time it was graded."""
-    head = Text(f"{t.attempt['kata']}: {paths.shown(t.path)}", style="bold")
-    if t.report is None:
-        return term.join([head, f"  ({t.missing_report()})"])
-    when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"
-    return term.join([head, render.report(t.report),
-                      render.summary(t.report) + Text(f"  (graded {when})", style="dim")]
-                     + ([Text(t.note, style="yellow")] if t.note else []))

@@ -1,7 +1,7 @@
 """`kata compare`: identical stretches fold, and a changed line faces only a line like it."""
 from __future__ import annotations
 
-from practice import compare
+from practice.views import compare
 
 DOC = ['"""Batched causal multi-head attention.', ""] + \
       [f"Line {i} of a long question that both files share." for i in range(48)] + ['"""']

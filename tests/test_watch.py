@@ -166,12 +166,12 @@ def test_a_watch_and_checks_in_other_processes_at_once(tmp_path, subprocess_env)
 
 
 def test_a_question_not_graded_yet_is_waiting_and_a_deleted_one_is_missing(tmp_path):
-    from practice import screen
+    from practice.views.watch import status_line
     from practice.watch import Target
 
     there = tmp_path / "moe.py"
     there.write_text("x = 1\n")
     waiting = Target({"kata": "moe", "path": str(there)})
     gone = Target({"kata": "rope", "path": str(tmp_path / "rope.py")})
-    assert "(waiting to be graded)" in screen.status_line(waiting).plain
-    assert "(the file is missing)" in screen.status_line(gone).plain
+    assert "(waiting to be graded)" in status_line(waiting).plain
+    assert "(the file is missing)" in status_line(gone).plain

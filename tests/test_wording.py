@@ -75,11 +75,11 @@ def test_the_engines_messages_count_in_words():
 
 def test_the_command_lines_counts_and_clocks(kenv):
     from graders.engine.report import CheckResult, Report, Status
-    from practice import render
+    from practice.views.report import summary
 
     waiting = Report("moe", [CheckResult("shapes", Status.PASSED),
                              CheckResult("loss", Status.NOT_IMPLEMENTED, "not implemented yet", function="loss")])
-    assert render.summary(waiting).plain == "1/2 checks passed (1 waits for `loss`)"
+    assert summary(waiting).plain == "1/2 checks passed (1 waits for `loss`)"
     kenv.run("start", "softmax")
     kenv.clock.advance(65)
     kenv.run("pause")

@@ -1,5 +1,5 @@
 """`kata check`: grade the attempt (every question of a mock interview) or any file, and print
-the report: on a terminal its checks as they end first (practice.checking), as JSON with
+the report: on a terminal its checks as they end first (practice.views.check), as JSON with
 --json. It loads what it needs when it runs, once the grading process has started.
 """
 from __future__ import annotations
@@ -65,13 +65,13 @@ def command(kata, file, as_json):
 @contextlib.contextmanager
 def _drawn(live: bool, label: str, file, kata: str):
     """The keyword arguments of a grading: on a terminal (`live`), its progress drawn in
-    place until it ends (practice.checking); elsewhere none, and what prints a report is
+    place until it ends (practice.views.check); elsewhere none, and what prints a report is
     imported while it grades."""
     if not live:
-        startup.load_meanwhile("practice.messages")  # what prints the report, while it grades
+        startup.load_meanwhile("practice.views.check")  # what prints the report, while it grades
         yield {}
         return
-    from practice.checking import Progress
+    from practice.views.check import Progress
 
     with Progress(label, file, kata) as shown:
         yield {"progress": shown.add}
@@ -87,9 +87,10 @@ def _kata_of_file(file: Path) -> str:
 
 
 def _label(p, a: dict) -> str:
-    from practice import history, messages
+    from practice import history
+    from practice.views.attempt import attempt_label
 
-    return messages.attempt_label(dict(a, n=history.number_of(p.store, a)))
+    return attempt_label(dict(a, n=history.number_of(p.store, a)))
 
 
 def _show(graded: list[tuple], as_json: bool, recorded: bool) -> None:
@@ -97,26 +98,27 @@ def _show(graded: list[tuple], as_json: bool, recorded: bool) -> None:
     import json
 
     from graders.engine.report import Report
-    from practice import messages, render
+    from practice.views import report
 
     if as_json:
         reports = [rep for _, _, rep in graded]
         one = reports[0] if len(reports) == 1 else Report.combine(reports)
         click.echo(json.dumps(dict(one.to_dict(), recorded=recorded)))
-        out(*(render.summary(rep) for rep in reports), err=True)
+        out(*(report.summary(rep) for rep in reports), err=True)
         return
     for label, file, rep in graded:
-        out(messages.graded(label, file, rep))
+        out(report.graded(label, file, rep))
 
 
 def _after(p, before: list[dict], done: list, err: bool) -> None:
     """The notes and the clock after `kata check`."""
-    from practice import clock, messages, mock
+    from practice import clock, mock
+    from practice.views.check import after_grading
 
     for g in done:
         if g.note:
             out(f"note: {g.note}", err=True)
     if all(g.recorded for g in done):
         pairs = [(a, g.attempt) for a, g in zip(before, done)]
-        out(messages.after_grading(pairs, clock.now(), mock.interview(p.store, before[0])),
+        out(after_grading(pairs, clock.now(), mock.interview(p.store, before[0])),
             err=err)

@@ -29,7 +29,8 @@ def command(kata, yes, width):
     beside the reference's. Asks first while it would spoil an attempt, as `kata solution`
     does.
     """
-    from practice import aids, compare, targets
+    from practice import aids, targets
+    from practice.views import compare
 
     p = open_practice()
     k = kata_of(p, kata, "compare", last_worked_on=True)
@@ -41,7 +42,8 @@ def command(kata, yes, width):
         return
     aids.record_viewing(p, k.name, "compare")
     compare.show(Path(a["path"]), k.solution, width=width)
-    from practice import paths, records, render_efficiency
+    from practice import paths, records
+    from practice.views import efficiency
     from practice.errors import UnusableAttempt
 
     last = records.last_grading(p.store, a["id"])
@@ -51,4 +53,4 @@ def command(kata, yes, width):
         edited = code != paths.read_attempt(Path(a["path"]))
     except (OSError, UnusableAttempt):
         edited = True
-    out("", render_efficiency.compared(records.stored_report(last) if last else None, edited))
+    out("", efficiency.compared(records.stored_report(last) if last else None, edited))

@@ -19,8 +19,9 @@ def command(kata):
     NAME defaults to the kata in progress. The first hint is the one for the first check
     that failed in your last grading. Refused in a mock interview.
     """
-    from practice import aids, messages
+    from practice import aids
+    from practice.views import hints
 
     p = open_practice()
     k = kata_of(p, kata, "hint")
-    out(messages.hint(k, aids.hint(p, k)))
+    out(hints.hint(k, aids.hint(p, k)))

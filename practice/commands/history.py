@@ -32,13 +32,13 @@ def command(kata, number, full):
     if number is not None and not kata:
         raise click.UsageError("--attempt needs a kata: kata history NAME --attempt N")
     p = open_practice()
-    from practice import render_history
+    from practice.views.history import overview, replay
 
     if number is not None or full:
         name, number = (kata.name, number) if number is not None else _last_attempt(p, kata)
-        out(render_history.replay(p.store, name, number, full=full))
+        out(replay(p.store, name, number, full=full))
     else:
-        out(render_history.overview(p.store, name_of(kata)))
+        out(overview(p.store, name_of(kata)))
 
 
 def _last_attempt(p, kata) -> tuple[str, int]:

@@ -20,8 +20,9 @@ def command():
     started, in progress, passed, not passed), best time and last result. A narrow
     terminal drops the columns it has no room for.
     """
-    from practice import history, messages
+    from practice import history
+    from practice.views.status import kata_list
 
     p = open_practice()
-    out(messages.kata_list(history.statuses(p.store), history.best_times(p.store),
+    out(kata_list(history.statuses(p.store), history.best_times(p.store),
                            history.last_results(p.store)))

@@ -32,9 +32,10 @@ def command(minutes, count, seed, strict):
     katas' budgets together unless --minutes says otherwise, and prints the questions.
     `kata submit` ends it.
     """
-    from practice import messages, mock
+    from practice import mock
+    from practice.views.mock import mock_started
 
     p = open_practice()
     if count > len(mock.ready()):
         raise click.UsageError(f"--count is at most {len(mock.ready())}")
-    out(messages.mock_started(mock.start(p, count, minutes, seed, strict)))
+    out(mock_started(mock.start(p, count, minutes, seed, strict)))

@@ -19,9 +19,10 @@ def command(as_json):
     Katas passed within budget, time to pass against it, the weakest katas and follow-ups,
     what is due.
     """
-    from practice import progress, render_progress
+    from practice import progress
+    from practice.views.progress import readiness
 
     figures = progress.figures(open_practice(json_mode=as_json).store)
     if as_json:
         return click.echo(progress.as_json(figures))
-    out(render_progress.progress(figures))
+    out(readiness(figures))

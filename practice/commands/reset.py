@@ -19,7 +19,7 @@ def command(kata):
     work folder before the stub replaces it (nothing is deleted). `kata start NAME` then
     starts a new clock.
     """
-    from practice import messages
+    from practice.views.start import reset_done
 
     p = open_practice()
-    out(messages.reset_done(kata, p.reset(kata)))
+    out(reset_done(kata, p.reset(kata)))

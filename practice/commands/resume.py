@@ -19,7 +19,8 @@ def command(kata):
     NAME defaults to the kata in progress: the one started, resumed or graded last. Any
     other clock that runs is paused (one practice clock runs at a time).
     """
-    from practice import clock, messages
+    from practice import clock
+    from practice.views.start import resumed
 
     p = open_practice()
-    out(messages.resumed(p.resume(name_of(kata)), clock.now()))
+    out(resumed(p.resume(name_of(kata)), clock.now()))

@@ -23,7 +23,8 @@ def command(kata, yes):
     your attempt, it is shown at once. Seeing it counts against an attempt in progress that
     has not passed. Refused in a mock interview.
     """
-    from practice import aids, compare, paths
+    from practice import aids, paths
+    from practice.views import compare
 
     p = open_practice()
     if not spoiler_guard(p, kata, yes, "solution"):

@@ -27,10 +27,11 @@ def command(kata, minutes, fresh, edit):
     Copies the stub to your work folder (never over an attempt), prints the question
     and the file to edit, and starts the clock. An attempt in progress is resumed.
     """
-    from practice import clock, messages
+    from practice import clock
+    from practice.views.start import started
 
     p = open_practice()
     res = p.start(kata, minutes=minutes, fresh=fresh)
-    out(messages.started(kata, res, clock.now()))
+    out(started(kata, res, clock.now()))
     if edit:
         click.edit(filename=str(res.attempt["path"]))

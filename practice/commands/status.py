@@ -14,8 +14,9 @@ def command():
     In a mock interview, each question and its last grading; with nothing in progress,
     what to practise next.
     """
-    from practice import clock, messages, paths, targets
+    from practice import clock, paths, targets
+    from practice.views.status import status
 
     p = open_practice()
-    out(messages.status(targets.status(p.store), clock.now()),
+    out(status(targets.status(p.store), clock.now()),
         f"Work folder: {paths.shown(p.home)}" + (" (read-only)" if p.store.readonly else ""))

@@ -23,21 +23,24 @@ def command(kata):
     Exit status 0 when everything passed, 1 otherwise.
     """
     startup.start_grading(name_of(kata))
-    from practice import catalogue, followups, messages, mock, render, strict
+    from practice import catalogue, followups, mock, strict
+    from practice.views.mock import mock_report, question_submitted
+    from practice.views.report import report, summary
+    from practice.views.submit import submitted
 
     p = open_practice()
     res = p.submit(name_of(kata))
     ctx = click.get_current_context()
     if isinstance(res, mock.MockReport):
-        out(messages.mock_report(res, with_follow_ups=False))
+        out(mock_report(res, with_follow_ups=False))
         followups.after_interview(p, res)
         ctx.exit(0 if res.passed else 1)
     if isinstance(res, strict.QuestionSubmitted):
-        out(messages.question_submitted(res))
+        out(question_submitted(res))
         ctx.exit(0 if res.report.passed else 1)
     if not res.recorded:  # graded, but nothing could be recorded
-        out(render.report(res.report), render.summary(res.report))
+        out(report(res.report), summary(res.report))
         raise click.ClickException(f"{res.note}; nothing was submitted")
     a = res.attempt
-    out(messages.submitted(catalogue.get(a["kata"]), a, res.report, res.n_gradings))
+    out(submitted(catalogue.get(a["kata"]), a, res.report, res.n_gradings))
     ctx.exit(0 if a["passed"] else 1)

@@ -1,4 +1,5 @@
-"""What `kata watch` shows on a terminal, and when it is drawn.
+"""What `kata watch` shows: on a terminal, its screen and when it is drawn; elsewhere, each
+grading printed as `kata check` prints it (`block`).
 
 The screen holds the clock on its first line, one status line per attempt watched (each
 question of a mock interview), the details of those that do not pass (of all of them when
@@ -20,7 +21,9 @@ from rich.text import Text
 
 from graders.engine.grammar import count
 from graders.engine.report import Report
-from practice import clock, paths, render, term
+from practice import clock, paths, term
+from practice.views.attempt import clock_text
+from practice.views.report import Part, parts, report, summary, symbols
 
 # What a part of a report is worth keeping on a short screen: the lowest goes first, and
 # among equals the one shown last.
@@ -88,7 +91,7 @@ class Screen:
         if self.clock is None:
             return Text("")
         label, row = self.clock
-        return term.cut(Text(label) + render.clock_text(row, clock.now()), max(1, cols - 1))
+        return term.cut(Text(label) + clock_text(row, clock.now()), max(1, cols - 1))
 
 
 def body(targets: list, room: int, cols: int) -> list[Text]:
@@ -99,7 +102,7 @@ def body(targets: list, room: int, cols: int) -> list[Text]:
     for n, t in enumerate(failing or targets):
         if len(targets) > 1:
             pieces.append((HEADER, n, [Text(f"{t.attempt['kata']}:", style="bold")]))
-        pieces += [(_keep(part), n, part.lines) for part in render.parts(report_of(t), room=cols)]
+        pieces += [(_keep(part), n, part.lines) for part in parts(report_of(t), room=cols)]
     if not failing and all(t.report for t in targets):
         done = ("Every question passes: `kata submit` ends the interview." if len(targets) > 1
                 else "Every check passes: `kata submit` records it.")
@@ -111,7 +114,7 @@ def body(targets: list, room: int, cols: int) -> list[Text]:
 def status_line(t) -> Text:
     """One line: the attempt, how its last grading went (or the one under way), its file
     last (the first thing cut on a narrow terminal)."""
-    sym = render.symbols()
+    sym = symbols()
     name, where = t.attempt["kata"], Text(f"  {paths.shown(t.path)}", style="dim")
     if t.partial is not None:
         done = count(len(t.partial), "check")
@@ -121,7 +124,7 @@ def status_line(t) -> Text:
     mark = (sym["pass"], "green") if t.report.passed else \
         (sym["todo"], "yellow") if t.report.not_implemented else (sym["fail"], "red")
     when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"
-    line = Text.assemble(mark, f" {name}  ") + render.summary(t.report) + Text(f"  (graded {when})", style="dim")
+    line = Text.assemble(mark, f" {name}  ") + summary(t.report) + Text(f"  (graded {when})", style="dim")
     return line + (Text(f"  {t.note}", style="yellow") if t.note else Text("")) + where
 
 
@@ -140,7 +143,7 @@ def report_of(t) -> Report:
     return t.report or Report(t.attempt["kata"], [])
 
 
-def _keep(part: render.Part) -> float:
+def _keep(part: Part) -> float:
     if part.first and part.kind in ("failed", "message"):
         return KEEP["first"]
     return KEEP[part.kind]
@@ -187,3 +190,15 @@ def _split(line) -> list[Text]:
 
 def _height(line: Text, cols: int) -> int:
     return max(1, -(-line.cell_len // max(1, cols)))
+
+
+def block(t) -> Text:
+    """A grading as `kata check` prints it, with the time it was graded (`t`: a target of
+    practice.watch)."""
+    head = Text(f"{t.attempt['kata']}: {paths.shown(t.path)}", style="bold")
+    if t.report is None:
+        return term.join([head, f"  ({t.missing_report()})"])
+    when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"
+    return term.join([head, report(t.report),
+                      summary(t.report) + Text(f"  (graded {when})", style="dim")]
+                     + ([Text(t.note, style="yellow")] if t.note else []))

@@ -1,22 +1,22 @@
-"""Reports, clocks and questions as rich Text, for practice.term to print.
+"""A grading's report as rich Text: one line per check, a failing check with its message,
+its picture (practice.views.picture) and the lines that reproduce it, then what was observed,
+the likely cause and the efficiency (practice.views.efficiency); its one-line summary ('7/13
+checks passed'); and the two under the attempt's name, as `kata check` prints a grading.
 
-A report is the grader's `Report` (graders/engine/report.py): one line per check, a failing
-check with its message, its picture (practice.picture) and the lines that reproduce it,
-then what was observed and the likely cause. The messages of whole commands are in
-practice.messages.
+A report is the grader's `Report` (graders/engine/report.py). `Part`s are its pieces, for a
+screen that must leave some out (practice.views.watch).
 """
 from __future__ import annotations
 
-import ast
-import re
 import textwrap
 from dataclasses import dataclass
 
 from rich.text import Text
 
-from graders.engine.grammar import times, verb
+from graders.engine.grammar import verb
 from graders.engine.report import CheckResult, Report, Status
-from practice import clock, paths, picture, render_efficiency, term
+from practice import paths, term
+from practice.views import efficiency, picture
 
 
 def symbols() -> dict[str, str]:
@@ -32,7 +32,7 @@ def _indent(text: str, n: int) -> str:
 # -- a grading report -------------------------------------------------------------------
 @dataclass(frozen=True)
 class Part:
-    """A piece of a report, for a screen that must leave some out (practice.screen): `kind`
+    """A piece of a report, for a screen that must leave some out (practice.views.watch): `kind`
     is printed, passed, skipped, todo, failed, message, picture, repro, observed,
     diagnosis, efficiency (its figures) or remark; `first`, whether it belongs to the first
     failing check."""
@@ -73,13 +73,13 @@ def parts(rep: Report, repro: bool = True, room: int | None = None) -> list[Part
 
 
 def _efficiency_parts(rep: Report) -> list[Part]:
-    """The efficiency measured once every check passes (practice.render_efficiency): its
+    """The efficiency measured once every check passes (practice.views.efficiency): its
     figures, then each remark."""
     e = rep.efficiency
-    figures = render_efficiency.section(e, remarks=False)
+    figures = efficiency.section(e, remarks=False)
     out = [Part("efficiency", figures)] if figures else []
     if e is not None and e.measured:
-        out += [Part("remark", [line]) for line in render_efficiency.remark_lines(e)]
+        out += [Part("remark", [line]) for line in efficiency.remark_lines(e)]
     return out
 
 
@@ -141,81 +141,9 @@ def summary(rep: Report) -> Text:
     return Text(text, style=f"bold {color}")
 
 
-# -- clocks and results -----------------------------------------------------------------------
-def clock_text(row: dict, t: float) -> Text:
-    """'12:31 used, 27:29 left of 40:00', or '3:05 over the 40:00 budget', and the
-    clock's state."""
-    used = clock.elapsed(row, t)
-    budget = row["budget"]
-    if used <= budget:
-        text = Text(f"{clock.fmt(used)} used, {clock.fmt(budget - used)} left of "
-                    f"{clock.fmt(budget)}")
-    else:
-        text = Text(f"{clock.fmt(used)} used, {clock.fmt(used - budget)} over the "
-                    f"{clock.fmt(budget)} budget", style="red")
-    state = {"paused": " (paused)", "solved": " (solved: clock stopped)",
-             "stopped": " (finished)"}.get(row.get("clock"), "")
-    return text + state
 
+def graded(label: str, file, rep: Report, room: int | None = None) -> Text:
+    """A grading as `kata check` shows it: the attempt, the checks, the count."""
+    return term.join([Text(f"{label}: {paths.shown(file)}", style="bold"),
+                      report(rep, room=room), summary(rep)])
 
-def result_text(r: dict | None) -> str:
-    """The result of one grading row: 'passed 3/3', 'failed 1/3', 'not implemented'."""
-    if not r:
-        return "-"
-    if r["passed"]:
-        return f"passed {r['n_passed']}/{r['n_total']}"
-    if r["not_implemented"] and not r["n_passed"]:
-        return "not implemented"
-    return f"failed {r['n_passed']}/{r['n_total']}"
-
-
-def attempt_result(a: dict) -> str:
-    if a["state"] == "open":
-        return "in progress"
-    word = "passed" if a["passed"] else ("not passed" if a["state"] == "submitted" else "abandoned")
-    if a["state"] == "archived" and a["passed"]:
-        word = "passed, set aside"
-    if a["overtime"]:
-        word += ", over time"
-    return word
-
-
-def gradings(n: int) -> str:
-    """'not graded', 'graded once', 'graded 3 times'."""
-    return "not graded" if n == 0 else f"graded {times(n)}"
-
-
-# -- questions ----------------------------------------------------------------------------
-def follow_ups(k, heading: str = "An interviewer would ask next:", indent: int = 2) -> Text:
-    lines: list[Text | str] = [Text(heading, style="bold")] if heading else []
-    pad = " " * indent
-    for i, f in enumerate(k.follow_ups, 1):
-        lines.append(textwrap.fill(f.question, width=min(88, term.width()), initial_indent=f"{pad}{i}. ",
-                                   subsequent_indent=pad + "   "))
-    return term.join(lines)
-
-
-def question(k) -> Text:
-    """The interview question: the stub's docstrings (module, then each function's,
-    under its signature)."""
-    try:
-        source = k.stub.read_text(encoding="utf-8")
-        tree = ast.parse(source)
-    except (OSError, SyntaxError, ValueError):
-        return Text(k.title)
-    parts: list[Text | str] = []
-    doc = ast.get_docstring(tree)
-    if doc:
-        parts.append(doc)
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
-            fdoc = ast.get_docstring(node)
-            m = re.search(rf"^def {node.name}\((.*?)\)\s*(?:->[^:]*)?:", source, re.M | re.S)
-            args = " ".join(m.group(1).split()) if m else ast.unparse(node.args)
-            sig = Text(f"def {node.name}({args}):", style="bold")
-            parts.append(sig + ("\n" + _indent(fdoc, 4) if fdoc else ""))
-    return term.join(parts, "\n\n") if parts else Text(k.title)
-
-
-def path(p) -> Text:
-    return Text(paths.shown(p), style="bold cyan")

@@ -6,17 +6,19 @@ from __future__ import annotations
 from rich.text import Text
 
 from graders.engine.grammar import count
-from practice import catalogue, clock, render_history, schedule, term
+from practice import catalogue, clock, schedule, term
 from practice.progress import LAST
+from practice.views.history import due_text, failed_mark, spark
 
 
-def progress(fig: dict) -> Text:
+def readiness(fig: dict) -> Text:
+    """`kata progress`: every section, from the figures of practice.progress."""
     t = clock.now()
     lines: list[Text | str] = [
         Text("Readiness by group of the path", style="bold"),
         term.wrap(f"(passed within budget: in time and without the solution; bars: time to pass "
                   f"against the budget over the last {LAST} attempts, "
-                  f"{render_history.failed_mark()} not passed)", style="dim")]
+                  f"{failed_mark()} not passed)", style="dim")]
     for g in fig["groups"]:
         lines += ["", Text(f"{g['group']}: {g['passed_within_budget']} of {g['total']} passed "
                            "within budget", style="bold"),
@@ -53,7 +55,7 @@ def _row(r: dict) -> list:
     else:
         said = f"best {clock.fmt(r['best'])} of {k.minutes} min" + (
             "" if r["passed_within_budget"] else ", never within budget")
-    return ["  " + r["kata"], render_history.spark(r["last"]) if r["last"] else Text("-"), said]
+    return ["  " + r["kata"], spark(r["last"]) if r["last"] else Text("-"), said]
 
 
 def _due(fig: dict, t: float) -> Text:
@@ -66,5 +68,5 @@ def _due(fig: dict, t: float) -> Text:
     if nxt is None:
         return term.wrap("nothing yet: a kata comes due once an attempt at it ends", indent="  ")
     due = schedule.Due(nxt["kata"], True, nxt["due_at"], 0.0, nxt["reason"])
-    return term.wrap(f"nothing due now; next: {nxt['kata']} {render_history.due_text(due, t)} "
+    return term.wrap(f"nothing due now; next: {nxt['kata']} {due_text(due, t)} "
                      f"({nxt['reason']})", indent="  ")

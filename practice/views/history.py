@@ -13,8 +13,10 @@ import click
 from rich.text import Text
 
 from graders.engine.grammar import count, times
-from practice import catalogue, clock, history, paths, records, render, term
+from practice import catalogue, clock, history, paths, records, term
 from practice.clock import elapsed
+from practice.views.attempt import attempt_result
+from practice.views.report import summary
 
 BARS = ("▁▂▃▄▅▆▇█", ".:-=+*#%")  # eight heights: a pass's time against the budget
 FAILED = ("✗", "x")
@@ -49,7 +51,7 @@ def _attempts_table(attempts: list[dict], t: float) -> Text:
     rows = []
     for a in attempts:
         used = a["time_used"] if a["time_used"] is not None else elapsed(a, t)
-        result = render.attempt_result(a) + (", a restart" if a["restarted_from"] else "")
+        result = attempt_result(a) + (", a restart" if a["restarted_from"] else "")
         rows.append([a["kata"], str(a["n"]), clock.when(a["started_at"]),
                      "mock" if a["mode"] == "mock" else "practice", clock.fmt(used), result,
                      times(a["n_gradings"]), str(a["hints"]),
@@ -127,7 +129,7 @@ def replay(s, kata: str, number: int, full: bool = False) -> Text:
     used = a["time_used"] if a["time_used"] is not None else elapsed(a, t)
     lines: list[Text | str] = [
         Text(f"{kata} attempt {number}", style="bold")
-        + f" ({mode}), started {clock.when(a['started_at'])}: {render.attempt_result(a)}, "
+        + f" ({mode}), started {clock.when(a['started_at'])}: {attempt_result(a)}, "
           f"{clock.fmt(used)} of {clock.fmt(a['budget'])}",
         f"File: {paths.shown(a['archive'] or a['path'])}"]
     if a["restarted_from"]:
@@ -165,7 +167,7 @@ def _grading_lines(n: int, item: dict, previous: str | None, full: bool) -> list
     time or with --full, else as a diff against the grading before)."""
     rep = records.stored_report(item)
     head = Text(f"grading {n} at {clock.fmt(item['clock'])} on the clock ({item['command']}): "
-                + render.summary(rep).plain, style="bold green" if item["passed"] else "bold")
+                + summary(rep).plain, style="bold green" if item["passed"] else "bold")
     lines: list[Text | str] = ["", head]
     fails = rep.failing
     if fails:
