@@ -11,25 +11,23 @@ to read: `< /dev/null`) asks nothing, and the questions are listed; input that e
 one ends the round there: it says so, and the questions left are neither listed nor recorded.
 Prompts go to standard error, so standard output holds the questions, each verdict and (with
 `answers`) the model answers. Nothing is read from a terminal whose output goes elsewhere
-(`kata followups NAME | less`): no one would see the question.
+(`kata followups NAME | less`): no one would see the question. What a round shows is drawn
+by practice.views.followups.
 """
 from __future__ import annotations
 
 import re
 import sys
-import textwrap
 from dataclasses import dataclass
 from fractions import Fraction
 
 from rich.text import Text
 
 from practice import catalogue, clock, records, term
+from practice.views import followups
 
 RATINGS = {"k": "knew", "knew": "knew", "knew it": "knew", "p": "partly", "partly": "partly",
            "m": "missed", "missed": "missed"}
-SAID = {"knew": "knew it", "partly": "partly", "missed": "missed"}
-INVITE = ("Say each answer aloud, then rate it: k (knew it), p (partly), m (missed); a question "
-          "that asks for a number takes the number. Enter skips one.")
 
 
 @dataclass(frozen=True)
@@ -136,15 +134,15 @@ def _read(prompt: str) -> str:
 
 def practise(p, k: catalogue.Kata, answers: bool = False) -> list[Rated]:
     """`kata followups NAME`: the heading, the round, and what was recorded."""
-    term.out(term.wrap(f"Follow-up questions on {k.name}: {k.title}", style="bold"))
+    term.out(followups.heading(k))
     if can_ask():
-        term.out(term.wrap(INVITE, style="dim"))
+        term.out(term.wrap(followups.INVITE, style="dim"))
     if answers and not p.store.readonly:
         with p.store.tx() as s:
             records.add_event(s, "answers", k.name)  # model answers shown, as `kata solution` is
     done = ask(p, k, answers)
     if done.rated:
-        term.out(summary(k, done.rated))
+        term.out(followups.summary(k, done.rated))
     return done.rated
 
 
@@ -154,7 +152,7 @@ def after_interview(p, report) -> None:
     MockReport)."""
     term.out("", Text("Follow-up questions to answer aloud:", style="bold"))
     if can_ask():
-        term.out(term.wrap(INVITE, style="dim"))
+        term.out(term.wrap(followups.INVITE, style="dim"))
     heard = False
     for n, q in enumerate(report.questions):
         if len(report.questions) > 1:
@@ -163,7 +161,7 @@ def after_interview(p, report) -> None:
                    then=[o.kata.name for o in report.questions[n + 1:]])
         heard = heard or done.heard
         if done.rated:
-            term.out(summary(q.kata, done.rated))
+            term.out(followups.summary(q.kata, done.rated))
         if done.ended:
             return
 
@@ -181,7 +179,7 @@ def ask(p, k: catalogue.Kata, answers: bool = False, mock_id: int | None = None,
     if asking and not record:
         term.out("note: the work folder is read-only, so your ratings are not recorded", err=True)
     for i, f in enumerate(k.follow_ups, 1):
-        term.out(question(i, f))
+        term.out(followups.question(i, f))
         got = None
         try:
             got = _answer(i, f) if asking else None
@@ -189,28 +187,18 @@ def ask(p, k: catalogue.Kata, answers: bool = False, mock_id: int | None = None,
         except _End as end:
             asking = False
             if heard or end.after_a_line:
-                term.out(_ended(len(k.follow_ups) - i + 1, then))
+                term.out(followups.ended(len(k.follow_ups) - i + 1, then))
                 return Round(rated, heard=True, ended=True)
         if got:
             rated.append(got)
-            term.out(_verdict(f, got, k.name, answers))
+            term.out(followups.verdict(f, got, k.name, answers))
             if record:
                 with p.store.tx() as s:
                     records.insert_rating(s, clock.now(), started, k.name, i, f.question,
                                           got.rating, got.answer, mock_id)
         if answers:
-            term.out(model_answer(f))
+            term.out(followups.model_answer(f))
     return Round(rated, heard=heard)
-
-
-def _ended(left: int, then: list[str]) -> Text:
-    """What the end of the input left unanswered: `left` questions, and the follow-ups of
-    the katas `then`."""
-    these = ("this question" if left == 1 else "this question and the next" if left == 2
-             else f"this question and the {left - 1} after it")
-    more = f"; the follow-ups of {' and '.join(then)} were not asked either" if then else ""
-    return _prose(f"The input ended: {these} went unanswered, and nothing is recorded for "
-                  f"{'it' if left == 1 and not then else 'them'}{more}.", "The input ended:", "yellow")
 
 
 def _answer(i: int, f: catalogue.FollowUp) -> Rated | None:
@@ -236,52 +224,3 @@ def _answer(i: int, f: catalogue.FollowUp) -> Rated | None:
             continue
         asked = ("     A number, please (or k, p, m; Enter skips): " if f.numeric else
                  "     k, p or m, please (Enter skips): ")
-
-
-def _verdict(f: catalogue.FollowUp, got: Rated, kata: str, answers: bool) -> Text:
-    if got.answer is None:
-        return _prose(f"Recorded: {SAID[got.rating]}.")
-    if got.rating == "knew":
-        return _prose(f"Right: {figure(f)}.", "Right", "bold green")
-    later = "" if answers else f" (`kata followups {kata} --answers` shows the answer)"
-    return _prose(f"Not right: {got.answer} is not the answer; recorded as missed{later}.",
-                  "Not right", "bold red")
-
-
-def _prose(text: str, lead: str = "", style: str = "", pad: str = "     ") -> Text:
-    """A sentence under its question, wrapped; its first words (`lead`) in `style`."""
-    out = Text(textwrap.fill(text, width=min(88, term.width()), initial_indent=pad,
-                             subsequent_indent=pad, break_on_hyphens=False))
-    out.stylize(style, len(pad), len(pad) + len(lead))
-    return out
-
-
-def question(i: int, f: catalogue.FollowUp, indent: int = 2) -> Text:
-    """'  1. The question...', wrapped, and for a question answered with a number, in what."""
-    pad = " " * indent
-    text = Text(textwrap.fill(f.question, width=min(88, term.width()), initial_indent=f"{pad}{i}. ",
-                              subsequent_indent=pad + "   ", break_on_hyphens=False))
-    if f.numeric:
-        unit = _prose(f"(a number: {f.unit})", pad=pad + "   ")
-        unit.stylize("dim")
-        text += Text("\n") + unit
-    return text
-
-
-def model_answer(f: catalogue.FollowUp, indent: int = 5) -> Text:
-    return _prose("Model answer: " + (f.answer or "(none yet)"), "Model answer:", "green",
-                  " " * indent)
-
-
-def figure(f: catalogue.FollowUp) -> str:
-    """The answer of a numeric follow-up as said: '131,072 bytes per token', '4.2 times ...'."""
-    tolerance = f" (answers within {f.tolerance:g} count)" if f.tolerance else ""
-    return f"{f.number:,} {f.unit}{tolerance}"
-
-
-def summary(k: catalogue.Kata, rated: list[Rated]) -> Text:
-    """One line on a round: how many were rated, and how."""
-    counts = {r: sum(1 for x in rated if x.rating == r) for r in SAID}
-    said = ", ".join(f"{SAID[r]} {n}" for r, n in counts.items() if n)
-    return _prose(f"Rated {len(rated)} of {len(k.follow_ups)} follow-ups of {k.name}: {said}. "
-                  "`kata progress` lists the weakest.", pad="")

@@ -6,7 +6,7 @@ module a view, each saying what it draws.
 - picture, efficiency: a failing check's picture; the efficiency a grading measured.
 - question: a kata's interview question and its follow-up questions.
 - check, watch: what `kata check` and `kata watch` draw while and after they grade.
-- start, status, hints, submit, mock: what those commands say.
+- start, status, hints, submit, mock, followups: what those commands say.
 - history, progress, compare: `kata history`, `kata progress`, `kata compare` and `kata solution`.
 
 Wording: the properties a grader tests are "checks" ("7/7 checks passed"); each run of the
