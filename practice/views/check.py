@@ -17,11 +17,10 @@ from rich.text import Text
 from graders.engine.grammar import count, verb
 from graders.engine.report import CheckResult, Report
 from practice import clock, paths, term
-from practice.mock import STRICT_GRADINGS
 from practice.views.attempt import clock_text
 from practice.views.report import parts, symbols
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: a terminal's `kata check` loads this module before it draws
     from practice.mock import Interview
 
 LINES = ("passed", "failed", "skipped", "todo")  # the parts of a report drawn while it grades
@@ -90,6 +89,8 @@ def after_grading(pairs: list[tuple[dict, dict]], t: float,
 
 
 def _interview_clock(pairs: list[tuple[dict, dict]], t: float, interview: Interview) -> Text:
+    from practice.mock import STRICT_GRADINGS
+
     m, solved, total = interview.mock, interview.solved, interview.total
     lines: list[Text | str] = [Text("Interview clock: ") + clock_text(m, t)]
     for before, after in pairs:
