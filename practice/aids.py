@@ -9,9 +9,10 @@ the command opened.
 from __future__ import annotations
 
 from graders.engine.report import CheckResult, Status
-from practice import catalogue, clock, records
+from practice import catalogue, clock
 from practice.clock import elapsed
 from practice.errors import MockRefusal, StrictRefusal
+from practice.store import records
 
 
 def refuse_in_mock(p, what: str) -> None:

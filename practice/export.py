@@ -18,7 +18,8 @@ import csv
 import io
 import json
 
-from practice import catalogue, clock, history, records
+from practice import catalogue, clock, history
+from practice.store import records
 from practice.views.history import source_text
 
 FORMAT = 1

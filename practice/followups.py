@@ -23,7 +23,8 @@ from fractions import Fraction
 
 from rich.text import Text
 
-from practice import catalogue, clock, records, term
+from practice import catalogue, clock, term
+from practice.store import records
 from practice.views import followups
 
 RATINGS = {"k": "knew", "knew": "knew", "knew it": "knew", "p": "partly", "partly": "partly",

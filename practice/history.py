@@ -3,7 +3,8 @@ each kata's status and what to practise next (read-only; `kata list`, `kata hist
 `kata status`, `kata progress` and the mock interview's pick read it)."""
 from __future__ import annotations
 
-from practice import catalogue, clock, records, schedule
+from practice import catalogue, clock, schedule
+from practice.store import records
 
 
 def attempts_of(s, kata: str | None = None) -> list[dict]:

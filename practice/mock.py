@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders.engine.report import Report
-from practice import catalogue, clock, history, paths, records, schedule
+from practice import catalogue, clock, history, paths, schedule
 from practice.clock import elapsed
 from practice.errors import SessionError
+from practice.store import records
 
 ASKED = ("check", "watch")  # the gradings a candidate asks for (not the last, at the submit)
 STRICT_GRADINGS = 3         # the gradings a question of a strict interview may have

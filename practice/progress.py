@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 
-from practice import catalogue, clock, history, records
+from practice import catalogue, clock, history
 from practice.schedule import DAY
+from practice.store import records
 
 LAST = 8      # the attempts of each kata its chart shows
 WEAKEST = 5   # the katas and the follow-ups listed as weakest

@@ -10,7 +10,7 @@ The rules, all enforced here (kata.py only parses and prints):
 - A grading reads the attempt's bytes once: they are graded and recorded as they are.
 Mock interviews follow their own rules in practice.mock; hints and the reference are in
 practice.aids; which attempt a command means is decided in practice.targets. Every write
-to the database is one transaction (its statements are in practice.records); files are
+to the database is one transaction (its statements are in practice.store.records); files are
 written whole.
 """
 from __future__ import annotations
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders.engine.report import Report
-from practice import archive, catalogue, clock, grading, mock, paths, records, strict, targets
+from practice import archive, catalogue, clock, grading, mock, paths, strict, targets
 from practice.clock import elapsed
 from practice.errors import MockRefusal, NothingToGrade, SessionError
-from practice.store import Store, StoreError
+from practice.store import Store, StoreError, records
 
 
 def _fault(point: str) -> None:

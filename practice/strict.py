@@ -23,9 +23,10 @@ import tokenize
 from dataclasses import dataclass, replace
 
 from graders.engine.report import CheckResult, Report, Status
-from practice import catalogue, clock, mock, records
+from practice import catalogue, clock, mock
 from practice.clock import elapsed
 from practice.errors import StrictRefusal
+from practice.store import records
 
 
 @dataclass(frozen=True)

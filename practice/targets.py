@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from practice import history, records, schedule
+from practice import history, schedule
 from practice.errors import NothingToGrade, NotInProgress
+from practice.store import records
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,10 @@ from pathlib import Path
 from rich.text import Text
 
 from graders.engine.report import CheckResult, Report
-from practice import clock, mock, paths, records, term
+from practice import clock, mock, paths, term
 from practice.errors import NothingToGrade
 from practice.sessions import Practice
+from practice.store import records
 from practice.views.attempt import clock_text
 from practice.views.mock import mock_report
 from practice.views.watch import Screen, block

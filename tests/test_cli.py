@@ -555,7 +555,7 @@ def test_default_work_folder_is_inside_the_repository(monkeypatch):
 
 
 def test_a_database_error_mid_command_is_not_a_traceback(kenv, monkeypatch):
-    from practice import records
+    from practice.store import records
 
     kenv.run("start", "softmax")
 

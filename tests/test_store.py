@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from practice import store as store_mod
+from practice.store import schema
 from practice.store import Store, StoreError
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -29,14 +29,14 @@ def add_attempt(db, kata="softmax"):
 
 def test_new_store_has_schema_version_application_id_and_wal(tmp_path):
     s = fresh_store(tmp_path)
-    assert s.one("PRAGMA user_version")[0] == store_mod.SCHEMA_VERSION
-    assert s.one("PRAGMA application_id")[0] == store_mod.APPLICATION_ID
+    assert s.one("PRAGMA user_version")[0] == schema.SCHEMA_VERSION
+    assert s.one("PRAGMA application_id")[0] == schema.APPLICATION_ID
     assert s.one("PRAGMA journal_mode")[0] == "wal"
     tables = {r[0] for r in s.all("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert tables == {"attempts", "gradings", "events", "mocks", "ratings", "set_aside"}
     s.close()
     again = fresh_store(tmp_path)  # reopening keeps it
-    assert again.one("PRAGMA user_version")[0] == store_mod.SCHEMA_VERSION
+    assert again.one("PRAGMA user_version")[0] == schema.SCHEMA_VERSION
 
 
 @pytest.mark.parametrize("content", [
@@ -90,7 +90,7 @@ def test_a_damaged_database_is_set_aside(tmp_path):
 
 def _schema_3() -> str:
     """The schema as version 3 had it: no strict interviews, no ratings of follow-up questions."""
-    v4 = store_mod.SCHEMA
+    v4 = schema.SCHEMA
     strict = v4.index(",\n    strict ")
     v3 = v4[:strict] + v4[v4.index("\n);", strict):]
     return v3[:v3.index("CREATE TABLE ratings")] + v3[v3.index("CREATE TABLE set_aside"):]
@@ -104,20 +104,20 @@ def _schema_2() -> str:
 
 
 def _old_database(tmp_path, version: int) -> None:
-    schema = _schema_3() if version == 3 else _schema_2()
+    script = _schema_3() if version == 3 else _schema_2()
     if version == 1:
-        schema = schema[:schema.index("CREATE TABLE set_aside")]
-        schema = schema.replace("    seeded      INTEGER NOT NULL DEFAULT 1,  -- 1: picked by --seed alone; 0: by need\n", "")
-        schema = schema.replace("code            BLOB NOT NULL", "code            TEXT NOT NULL")
+        script = script[:script.index("CREATE TABLE set_aside")]
+        script = script.replace("    seeded      INTEGER NOT NULL DEFAULT 1,  -- 1: picked by --seed alone; 0: by need\n", "")
+        script = script.replace("code            BLOB NOT NULL", "code            TEXT NOT NULL")
     con = sqlite3.connect(tmp_path / "kata.sqlite3")
-    con.executescript(schema)
+    con.executescript(script)
     con.execute("INSERT INTO mocks (started_at, budget, seed, clock, state) "
                 "VALUES (0, 60, 7, 'stopped', 'ended')")
     add_attempt(con)
     table, column = ("gradings", "command") if version == 3 else ("checks", "source")
     con.execute(f"INSERT INTO {table} (attempt_id, at, clock, {column}, passed, not_implemented, "
                 "n_passed, n_total, code, report) VALUES (1, 0, 0, 'watch', 0, 1, 0, 1, 'x = 1', '{}')")
-    con.execute(f"PRAGMA application_id = {store_mod.APPLICATION_ID}")
+    con.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
     con.execute(f"PRAGMA user_version = {version}")
     con.commit()
     con.close()
@@ -128,7 +128,7 @@ def test_an_older_database_is_upgraded_in_place_and_loses_nothing(tmp_path, vers
     _old_database(tmp_path, version)
     warnings = []
     s = fresh_store(tmp_path, warnings)
-    assert warnings == [] and s.one("PRAGMA user_version")[0] == store_mod.SCHEMA_VERSION
+    assert warnings == [] and s.one("PRAGMA user_version")[0] == schema.SCHEMA_VERSION
     assert s.one("SELECT seed, seeded FROM mocks")[:] == (7, 1)
     row = s.one("SELECT command, code FROM gradings")
     assert (row["command"], row["code"]) == ("watch", "x = 1")  # the grading, renamed, with its text row
@@ -143,7 +143,7 @@ def test_an_older_database_is_upgraded_in_place_and_loses_nothing(tmp_path, vers
 
 def test_a_database_from_a_newer_version_is_refused_not_set_aside(tmp_path):
     s = fresh_store(tmp_path)
-    s.db.execute(f"PRAGMA user_version = {store_mod.SCHEMA_VERSION + 1}")
+    s.db.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
     s.close()
     with pytest.raises(StoreError, match="newer version"):
         fresh_store(tmp_path)

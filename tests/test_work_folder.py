@@ -81,11 +81,11 @@ def test_a_copied_work_folder_grades_its_own_copy(tmp_path, subprocess_env):
 
 def _version_4_store(home: Path, attempts: list[tuple]) -> None:
     """A store as version 4 wrote it: whole paths, a mock question with the interview's budget."""
-    from practice import store
+    from practice.store import schema
 
     home.mkdir(parents=True)
     con = sqlite3.connect(home / "kata.sqlite3")
-    con.executescript(store.SCHEMA)
+    con.executescript(schema.SCHEMA)
     con.execute("INSERT INTO mocks (started_at, budget, seed, clock, state, ended_at, end_reason, time_used) "
                 "VALUES (0, 3300, 7, 'stopped', 'ended', 900, 'submitted', 900)")
     for kata_name, mode, path, archive, budget, used in attempts:
@@ -93,7 +93,7 @@ def _version_4_store(home: Path, attempts: list[tuple]) -> None:
                     "clock, elapsed, state, passed, time_used, overtime) "
                     "VALUES (?, ?, ?, ?, ?, 0, 0, ?, 'stopped', ?, 'submitted', 1, ?, 0)",
                     (kata_name, mode, 1 if mode == "mock" else None, path, archive, budget, used, used))
-    con.execute(f"PRAGMA application_id = {store.APPLICATION_ID}")
+    con.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
     con.execute("PRAGMA user_version = 4")
     con.commit()
     con.close()
@@ -103,7 +103,7 @@ def test_a_store_of_whole_paths_is_brought_to_the_folder_it_is_in_now(tmp_path, 
     """Version 4 recorded /old/kh1/...: after `mv kh1 kh2` and an upgrade, every file recorded
     in the folder is found in kh2, a mock question has its kata's budget, and a file
     recorded elsewhere is said to be elsewhere."""
-    from practice import store
+    from practice.store import schema
 
     root = make_tree(tmp_path / "tree")
     old, home = tmp_path / "kh1", tmp_path / "kh2"
@@ -118,7 +118,7 @@ def test_a_store_of_whole_paths_is_brought_to_the_folder_it_is_in_now(tmp_path, 
 
     con = sqlite3.connect(home / "kata.sqlite3")
     rows = con.execute("SELECT kata, path, archive, budget, overtime FROM attempts ORDER BY id").fetchall()
-    assert con.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+    assert con.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     con.close()
     assert rows == [("softmax", "softmax.py", "archive/softmax/softmax-20250101-120000.py", 600, 0),
                     ("swiglu", "mock/1/swiglu.py", None, 900.0, 0),  # swiglu's own 15 minutes

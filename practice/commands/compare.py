@@ -42,9 +42,10 @@ def command(kata, yes, width):
         return
     aids.record_viewing(p, k.name, "compare")
     compare.show(Path(a["path"]), k.solution, width=width)
-    from practice import paths, records
-    from practice.views import efficiency
+    from practice import paths
     from practice.errors import UnusableAttempt
+    from practice.store import records
+    from practice.views import efficiency
 
     last = records.last_grading(p.store, a["id"])
     code = last["code"] if last else None

@@ -1,6 +1,6 @@
 """`kata history` as rich Text: past attempts, each kata's time to pass over its attempts,
 best times, what next, and the replay of one attempt grading by grading (the queries
-are in practice.history and practice.records)."""
+are in practice.history and practice.store.records)."""
 from __future__ import annotations
 
 import difflib
@@ -13,8 +13,9 @@ import click
 from rich.text import Text
 
 from graders.engine.grammar import count, times
-from practice import catalogue, clock, history, paths, records, term
+from practice import catalogue, clock, history, paths, term
 from practice.clock import elapsed
+from practice.store import records
 from practice.views.attempt import attempt_result
 from practice.views.report import summary
 

@@ -1,5 +1,5 @@
 """The store's upgrades that SQL alone cannot make, each a function of the database (inside
-the upgrade's transaction) and the work folder it is in (practice.store.MIGRATIONS runs them)."""
+the upgrade's transaction) and the work folder it is in (practice.store.schema.MIGRATIONS runs them)."""
 from __future__ import annotations
 
 import sqlite3

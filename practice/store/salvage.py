@@ -1,7 +1,7 @@
 """What can still be read of a database file set aside as damaged, copied into the new one.
 
 A damaged page (a disk error, a write by another program) makes sqlite refuse the file, and
-the store sets the whole file aside (practice.store). Most of its records usually sit on
+the store sets the whole file aside (practice.store.database). Most of its records usually sit on
 pages that are whole: each table is copied row by row, in an order where what a record
 points at comes first, and a row that cannot be read, or that points at one that was lost,
 is left in the file set aside. The file itself is never changed.

@@ -1,6 +1,6 @@
 """Every query of the practice database, by name (the store layer's second half).
 
-`practice.store` opens the file and runs transactions; this module holds every SQL
+`practice.store.database` opens the file and runs transactions; this module holds every SQL
 statement the rest of the package needs, so that sessions, mock interviews, history and
 watch speak of attempts, checks and events, never of SQL. Each function takes `s`, the
 open `Store` (or the same store inside `with store.tx() as s:`), and returns plain dicts;

@@ -6,7 +6,7 @@ is in WAL mode so readers never wait for a writer. A new database is built besid
 final name and linked into place whole, so a file at that name is never half made by
 us: one that is empty, not a database, damaged, or another program's is renamed aside
 with a warning and a new one is started. A record whose text does not decode is moved
-into the table `set_aside` with a warning (practice.damage) and the rest stays usable.
+into the table `set_aside` with a warning (practice.store.damage) and the rest stays usable.
 A folder that cannot be written is opened read-only: reading commands work, and every
 write raises ReadOnly. A write that fails (a full disk) raises WriteFailed and leaves
 the database as it was. `PRAGMA user_version` numbers the schema so it can grow;
@@ -24,132 +24,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from graders.engine.grammar import count, verb
-from practice import paths, upgrade
+from practice import paths
+from practice.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA, SCHEMA_VERSION, statements_of
 
-SCHEMA_VERSION = 5
-APPLICATION_ID = 0x6B617461  # "kata"
 BUSY_TIMEOUT_MS = 15000
 WAIT_STEP_MS = 100  # a wait for the write lock returns to Python this often (see Store._begin)
-
-# Times are seconds since the epoch; durations are seconds.
-SCHEMA = """
-CREATE TABLE mocks (
-    id          INTEGER PRIMARY KEY,
-    started_at  REAL NOT NULL,
-    budget      REAL NOT NULL,               -- seconds for the whole interview
-    seed        INTEGER NOT NULL,            -- `kata mock --seed`, or the one drawn
-    seeded      INTEGER NOT NULL DEFAULT 1,  -- 1: picked by --seed alone; 0: by need
-    clock       TEXT NOT NULL,               -- running | solved | stopped
-    run_since   REAL,                        -- when the clock last started (NULL unless running)
-    elapsed     REAL NOT NULL DEFAULT 0,     -- clock seconds before run_since
-    state       TEXT NOT NULL,               -- running | ended
-    ended_at    REAL,
-    end_reason  TEXT,                        -- submitted | deadline
-    time_used   REAL,
-    strict      INTEGER NOT NULL DEFAULT 0   -- 1: `kata mock --strict` (three gradings a question)
-);
-CREATE TABLE attempts (
-    id              INTEGER PRIMARY KEY,
-    kata            TEXT NOT NULL,
-    mode            TEXT NOT NULL,           -- practice | mock
-    mock_id         INTEGER REFERENCES mocks(id),
-    position        INTEGER NOT NULL DEFAULT 0,   -- order within a mock
-    path            TEXT NOT NULL,           -- the file the user edits, relative to the work folder
-    archive         TEXT,                    -- where its code was kept when set aside (relative too)
-    restarted_from  INTEGER REFERENCES attempts(id),
-    started_at      REAL NOT NULL,
-    touched_at      REAL NOT NULL,           -- last start, resume, check or submit
-    budget          REAL NOT NULL,           -- seconds: the kata's own budget (in a mock too)
-    clock           TEXT NOT NULL,           -- running | paused | solved | stopped
-    run_since       REAL,
-    elapsed         REAL NOT NULL DEFAULT 0,
-    solved_at       REAL,                    -- clock seconds when it last came to pass every check
-    state           TEXT NOT NULL,           -- open | submitted | archived
-    ended_at        REAL,
-    end_reason      TEXT,                    -- submitted | fresh | reset | mock-ended
-    passed          INTEGER,                 -- final result, NULL while open
-    time_used       REAL,                    -- clock seconds at the end
-    overtime        INTEGER,
-    hints           INTEGER NOT NULL DEFAULT 0,
-    solution_viewed INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX attempts_by_kata ON attempts(kata, started_at);
-CREATE INDEX attempts_by_state ON attempts(state, touched_at);
-CREATE TABLE gradings (                      -- one row per grading of an attempt
-    id              INTEGER PRIMARY KEY,
-    attempt_id      INTEGER NOT NULL REFERENCES attempts(id),
-    at              REAL NOT NULL,
-    clock           REAL NOT NULL,           -- the attempt's clock seconds when graded
-    command         TEXT NOT NULL,           -- the command that graded: check | watch | submit | mock-end
-    passed          INTEGER NOT NULL,
-    not_implemented INTEGER NOT NULL,
-    n_passed        INTEGER NOT NULL,
-    n_total         INTEGER NOT NULL,
-    code            BLOB NOT NULL,           -- the bytes graded (text in version 1 rows)
-    report          TEXT NOT NULL            -- the grader's report, JSON
-);
-CREATE INDEX gradings_by_attempt ON gradings(attempt_id, at);
-CREATE TABLE events (
-    id          INTEGER PRIMARY KEY,
-    at          REAL NOT NULL,
-    kata        TEXT,
-    attempt_id  INTEGER REFERENCES attempts(id),
-    mock_id     INTEGER REFERENCES mocks(id),
-    kind        TEXT NOT NULL,   -- start resume pause unpause solved unsolved hint solution
-                                 -- compare submit archive restart reset mock-start mock-end
-    detail      TEXT
-);
-CREATE INDEX events_by_kata ON events(kata, kind);
-""" + """
-CREATE TABLE ratings (                       -- how well a follow-up question was answered
-    id          INTEGER PRIMARY KEY,
-    at          REAL NOT NULL,
-    round       REAL NOT NULL,               -- when its round of questions began (one round, one step
-                                             -- of the schedule)
-    kata        TEXT NOT NULL,
-    question    INTEGER NOT NULL,            -- its place among the kata's follow-ups, from 1
-    text        TEXT NOT NULL,               -- the question as it was asked
-    rating      TEXT NOT NULL,               -- knew | partly | missed
-    answer      TEXT,                        -- the number typed at the prompt, as typed
-    mock_id     INTEGER REFERENCES mocks(id) -- the mock interview it followed, if any
-);
-CREATE INDEX ratings_by_kata ON ratings(kata, at);
-""" + """
-CREATE TABLE set_aside (                     -- records that could not be read, kept
-    id      INTEGER PRIMARY KEY,
-    at      REAL NOT NULL,
-    tbl     TEXT NOT NULL,                   -- the table the record was in
-    row_id  INTEGER NOT NULL,                -- its id there
-    reason  TEXT NOT NULL,
-    data    TEXT NOT NULL                    -- the record as JSON; undecodable text as {"hex": ...}
-);
-"""
-# From each older version to the next, SQL or a function (practice.upgrade). Version 1 lacked `seeded`
-# and `set_aside` (its `code` column is TEXT and holds both kinds); version 2 called the gradings `checks`
-# and their command `source`; version 3 had no strict interviews, no `ratings`; 4 recorded whole paths.
-MIGRATIONS = {1: ["ALTER TABLE mocks ADD COLUMN seeded INTEGER NOT NULL DEFAULT 1",
-                  SCHEMA[SCHEMA.index("CREATE TABLE set_aside"):].strip()],
-              2: ["ALTER TABLE checks RENAME TO gradings",
-                  "ALTER TABLE gradings RENAME COLUMN source TO command",
-                  "DROP INDEX IF EXISTS checks_by_attempt",
-                  "CREATE INDEX gradings_by_attempt ON gradings(attempt_id, at)",
-                  "UPDATE set_aside SET tbl = 'gradings' WHERE tbl = 'checks'"],
-              3: ["ALTER TABLE mocks ADD COLUMN strict INTEGER NOT NULL DEFAULT 0",
-                  SCHEMA[SCHEMA.index("CREATE TABLE ratings"):SCHEMA.index("CREATE INDEX ratings_")].strip(),
-                  "CREATE INDEX ratings_by_kata ON ratings(kata, at)"],
-              4: [upgrade.anchor_paths, upgrade.kata_budgets]}
-
-
-def _statements(script: str) -> list[str]:
-    """Split a schema script into statements (run one by one inside our own transaction;
-    executescript would commit it early)."""
-    out, buf = [], ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            out.append(buf.strip())
-            buf = ""
-    return out
 
 
 class StoreError(Exception):
@@ -166,7 +45,7 @@ class ReadOnly(StoreError):
 
 
 class UnreadableText(Exception):
-    """Text in a record that does not decode as UTF-8 (see practice.damage)."""
+    """Text in a record that does not decode as UTF-8 (see practice.store.damage)."""
 
 
 class RecordsSetAside(Exception):
@@ -272,7 +151,7 @@ class Store:
         except (sqlite3.DatabaseError, _Unusable) as e:
             raise StoreError(f"cannot start a new database at {self.path}: {e}") from e
         if moved is not None:
-            from practice.salvage import salvage
+            from practice.store.salvage import salvage
 
             copied, lost = salvage(moved, db, SCHEMA_VERSION, APPLICATION_ID)
             kept = (f"{count(copied, 'record')} that could still be read {verb(copied, 'was', 'were')} copied "
@@ -331,7 +210,7 @@ class Store:
             try:
                 db.execute("PRAGMA journal_mode = WAL")
                 db.execute("BEGIN")
-                for statement in _statements(SCHEMA):
+                for statement in statements_of(SCHEMA):
                     db.execute(statement)
                 db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -359,7 +238,7 @@ class Store:
             if app != APPLICATION_ID and (tables or version):
                 raise _Unusable("it belongs to another program")
             if app != APPLICATION_ID:
-                statements = _statements(SCHEMA)
+                statements = statements_of(SCHEMA)
             elif all(v in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
                 statements = [st for v in range(version, SCHEMA_VERSION) for st in MIGRATIONS[v]]
             else:
@@ -380,7 +259,7 @@ class Store:
         self.readonly = True
         if not self.path.is_file():
             db = sqlite3.connect(":memory:", isolation_level=None)
-            for statement in _statements(SCHEMA):
+            for statement in statements_of(SCHEMA):
                 db.execute(statement)
             return db
         uri = self.path.resolve().as_uri()
@@ -439,7 +318,7 @@ class Store:
     @contextmanager
     def tx(self):
         """One atomic write: everything inside commits together or not at all. Yields the
-        store itself, so the queries of practice.records run inside the transaction."""
+        store itself, so the queries of practice.store.records run inside the transaction."""
         if self.readonly:
             raise self.read_only_error()
         try:
@@ -484,12 +363,12 @@ class Store:
 
     def _read(self, fetch):
         """Run a read; if a record in it does not decode, set the unreadable records
-        aside (practice.damage), then have the command start again if it has written
+        aside (practice.store.damage), then have the command start again if it has written
         nothing yet, else read again."""
         try:
             return fetch()
         except UnreadableText:
-            from practice import damage
+            from practice.store import damage
 
             damage.set_aside_unreadable(self)
             if not self.wrote and not self.db.in_transaction:
