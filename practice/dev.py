@@ -129,7 +129,7 @@ def _kata(root: Path, entry: dict) -> list[str]:
         out += _grader(paths["grader"], paths["bugs"])
         out += _hint_checks(entry, _check_ids(paths["grader"]) | set(EXPLORER_CHECKS))
     if paths["domain"].is_file() and paths["reference"].is_file():
-        out += _domain(name, paths["domain"], paths["reference"], paths["stub"])
+        out += _domain(name, paths["domain"], paths["reference"])
     return out
 
 
@@ -212,7 +212,7 @@ def _grader(grader: Path, bugs: Path) -> list[str]:
     return out
 
 
-def _domain(name: str, path: Path, reference: Path, stub: Path) -> list[str]:
+def _domain(name: str, path: Path, reference: Path) -> list[str]:
     try:
         domain = _load(f"_dev_domain_{name}", path).DOMAIN
     except Exception as e:  # a domain that does not load is a fault to report, not a crash
