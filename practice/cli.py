@@ -104,7 +104,7 @@ def kata_of(p, k, what: str, last_worked_on: bool = False):
     a = targets.last_worked_on(p.store) if last_worked_on else targets.current(p.store)
     if a is None:
         raise click.UsageError(f"no kata is in progress: name one (`kata {what} NAME`)")
-    return catalogue.get(a["kata"])
+    return catalogue.get(a.kata)
 
 
 def spoiler_guard(p, k, yes: bool, kind: str) -> bool:

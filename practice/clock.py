@@ -22,8 +22,8 @@ def when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
 
 
-def elapsed(row: dict, t: float) -> float:
+def elapsed(row, t: float) -> float:
     """Seconds on a clock (an attempt's or a mock interview's) at time t: the seconds
     banked before it last started, plus the running stretch since then."""
-    run = t - row["run_since"] if row["clock"] == "running" and row["run_since"] else 0.0
-    return row["elapsed"] + max(0.0, run)
+    run = t - row.run_since if row.clock == "running" and row.run_since else 0.0
+    return row.elapsed + max(0.0, run)

@@ -19,7 +19,7 @@ import io
 import json
 
 from practice import catalogue, clock, history
-from practice.store import records
+from practice.store import Event, Grading, records
 from practice.views.history import source_text
 
 FORMAT = 1
@@ -39,28 +39,28 @@ COLUMNS = ("record", "id", "kata", "mock_id", "attempt_id", "n", "mode", "positi
 def everything(s) -> dict:
     """The whole history, as plain JSON-ready data."""
     return {"format": FORMAT, "exported_at": clock.now(),
-            "mocks": records.mocks(s),
-            "attempts": history.attempts_of(s),
+            "mocks": [m.to_dict() for m in records.mocks(s)],
+            "attempts": [a.to_dict() for a in history.attempts_of(s)],
             "gradings": [_grading(g) for g in records.all_gradings(s)],
             "hints": [_hint(h) for h in records.every_hint(s)],
-            "ratings": records.ratings(s)}
+            "ratings": [r.to_dict() for r in records.ratings(s)]}
 
 
-def _grading(g: dict) -> dict:
+def _grading(g: Grading) -> dict:
     report = records.stored_report(g)
-    return dict(g, code=source_text(g["code"]), report=report.to_dict(),
+    return dict(g.to_dict(), code=source_text(g.code), report=report.to_dict(),
                 failing="; ".join(report.failing))
 
 
-def _hint(e: dict) -> dict:
+def _hint(e: Event) -> dict:
     """A hint shown: when, for which kata and attempt, which hint and what it said."""
-    number = int(e["detail"]) if (e["detail"] or "").isdigit() else None
+    number = int(e.detail) if (e.detail or "").isdigit() else None
     try:
-        hints = catalogue.get(e["kata"]).hints
+        hints = catalogue.get(e.kata).hints
     except catalogue.UnknownKata:
         hints = ()
     text = hints[number - 1] if number and number <= len(hints) else None
-    return {"id": e["id"], "at": e["at"], "kata": e["kata"], "attempt_id": e["attempt_id"],
+    return {"id": e.id, "at": e.at, "kata": e.kata, "attempt_id": e.attempt_id,
             "number": number, "text": text}
 
 

@@ -158,7 +158,7 @@ def after_interview(p, report) -> None:
     for n, q in enumerate(report.questions):
         if len(report.questions) > 1:
             term.out(f"  {q.kata.name}:")
-        done = ask(p, q.kata, mock_id=report.mock["id"], heard=heard,
+        done = ask(p, q.kata, mock_id=report.mock.id, heard=heard,
                    then=[o.kata.name for o in report.questions[n + 1:]])
         heard = heard or done.heard
         if done.rated:

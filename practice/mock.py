@@ -19,7 +19,7 @@ from graders.engine.report import Report
 from practice import catalogue, clock, history, paths, schedule
 from practice.clock import elapsed
 from practice.errors import SessionError
-from practice.store import records
+from practice.store import Attempt, Mock, records
 
 ASKED = ("check", "watch")  # the gradings a candidate asks for (not the last, at the submit)
 STRICT_GRADINGS = 3         # the gradings a question of a strict interview may have
@@ -28,16 +28,16 @@ STRICT_GRADINGS = 3         # the gradings a question of a strict interview may 
 @dataclass(frozen=True)
 class MockStarted:
     """What `start` did: the interview, its questions' attempts in order, the clocks paused."""
-    mock: dict
-    attempts: list[dict]
-    paused: list[dict]
+    mock: Mock
+    attempts: list[Attempt]
+    paused: list[Attempt]
 
 
 @dataclass(frozen=True)
 class Interview:
     """A question's interview and how many of its questions pass now (and, in a strict
     one, the gradings each has used, by kata)."""
-    mock: dict
+    mock: Mock
     solved: int
     total: int
     used: dict[str, int] | None = None
@@ -46,7 +46,7 @@ class Interview:
 @dataclass(frozen=True)
 class Question:
     """One question in the interview report."""
-    attempt: dict
+    attempt: Attempt
     kata: catalogue.Kata
     n_gradings: int
     report: Report | None              # its final grading (None: never graded)
@@ -65,7 +65,7 @@ class Question:
 @dataclass(frozen=True)
 class MockReport:
     """The interview report: the interview, and each question in the order asked."""
-    mock: dict
+    mock: Mock
     questions: list[Question]
 
     @property
@@ -76,7 +76,7 @@ class MockReport:
 @dataclass(frozen=True)
 class _Final:
     """A question's grading at the end of the interview."""
-    attempt: dict
+    attempt: Attempt
     report: Report | None
     note: str | None = None
 
@@ -124,15 +124,15 @@ def start(p, count: int, minutes: float | None, seed: int | None,
     return MockStarted(records.mock(p.store, mock_id), p.mock_attempts(mock_id), paused)
 
 
-def interview(s, a: dict) -> Interview | None:
+def interview(s, a: Attempt) -> Interview | None:
     """For a question of a mock interview: the interview and how many of its questions
     pass; None for a practice attempt."""
-    if a["mock_id"] is None:
+    if a.mock_id is None:
         return None
-    questions, m = records.mock_attempts(s, a["mock_id"]), records.mock(s, a["mock_id"])
-    used = ({q["kata"]: records.n_gradings(s, q["id"], ASKED) for q in questions}
-            if m["strict"] else None)
-    return Interview(m, sum(1 for q in questions if q["clock"] == "solved"), len(questions), used)
+    questions, m = records.mock_attempts(s, a.mock_id), records.mock(s, a.mock_id)
+    used = ({q.kata: records.n_gradings(s, q.id, ASKED) for q in questions}
+            if m.strict else None)
+    return Interview(m, sum(1 for q in questions if q.clock == "solved"), len(questions), used)
 
 
 def settle_clock(s, mock_id: int, t: float) -> None:
@@ -140,30 +140,30 @@ def settle_clock(s, mock_id: int, t: float) -> None:
     question is solved (or, in a strict interview, submitted) and runs again as soon as one
     is not."""
     m = records.mock(s, mock_id)
-    if m["state"] != "running":
+    if m.state != "running":
         return
-    all_solved = all(a["clock"] == "solved" or a["state"] != "open"
+    all_solved = all(a.clock == "solved" or a.state != "open"
                      for a in records.mock_attempts(s, mock_id))
-    if all_solved and m["clock"] == "running":
+    if all_solved and m.clock == "running":
         records.set_mock_clock(s, mock_id, "solved", None, elapsed(m, t))
-    elif not all_solved and m["clock"] == "solved":
+    elif not all_solved and m.clock == "solved":
         records.set_mock_clock(s, mock_id, "running", t)
 
 
 def expire(p) -> MockReport | None:
     """End the running mock interview if its deadline has passed; its report, or None."""
     mock = p.running_mock()  # its clock never pauses: the deadline is wall time
-    if mock and clock.now() - mock["started_at"] >= mock["budget"]:
+    if mock and clock.now() - mock.started_at >= mock.budget:
         return end(p, mock, "deadline")
     return None
 
 
-def _final_grading(p, a: dict, reason: str, deadline: float) -> _Final:
+def _final_grading(p, a: Attempt, reason: str, deadline: float) -> _Final:
     """Grade one question for the end of the interview: as it stands, or by its last
     grading before the deadline when the file was edited after it."""
-    path = Path(a["path"])
+    path = Path(a.path)
     if reason == "deadline" and path.exists() and path.stat().st_mtime > deadline:
-        before = records.last_grading(p.store, a["id"], before=deadline)
+        before = records.last_grading(p.store, a.id, before=deadline)
         return _Final(a, records.stored_report(before) if before else None,
                       "edited after the deadline: its last grading before it counts")
     report = None
@@ -175,26 +175,26 @@ def _final_grading(p, a: dict, reason: str, deadline: float) -> _Final:
     return _Final(a, report)
 
 
-def end(p, mock: dict, reason: str) -> MockReport:
+def end(p, mock: Mock, reason: str) -> MockReport:
     """Grade every question still open (as it stood at the deadline), close them and the
     interview, and return the interview report."""
-    deadline = mock["started_at"] + mock["budget"]
-    results = [_final_grading(p, a, reason, deadline) for a in p.mock_attempts(mock["id"])
-               if a["state"] == "open"]
+    deadline = mock.started_at + mock.budget
+    results = [_final_grading(p, a, reason, deadline) for a in p.mock_attempts(mock.id)
+               if a.state == "open"]
     t = clock.now()
     with p.store.tx() as s:
-        m = records.mock(s, mock["id"])
-        if m["state"] != "running":  # another process ended it meanwhile
-            return report(p, m["id"])
-        used = min(elapsed(m, t), m["budget"]) if reason == "deadline" else elapsed(m, t)
-        records.end_mock(s, m["id"], t, reason, used)
+        m = records.mock(s, mock.id)
+        if m.state != "running":  # another process ended it meanwhile
+            return report(p, m.id)
+        used = min(elapsed(m, t), m.budget) if reason == "deadline" else elapsed(m, t)
+        records.end_mock(s, m.id, t, reason, used)
         for r in results:
-            a = records.attempt(s, r.attempt["id"])
+            a = records.attempt(s, r.attempt.id)
             passed = bool(r.report and r.report.passed)
-            a_used = a["solved_at"] if (passed and a["solved_at"] is not None) else used
+            a_used = a.solved_at if (passed and a.solved_at is not None) else used
             p.close(s, a, t, "submitted", "mock-ended", passed, used=a_used)
-        records.add_event(s, "mock-end", mock_id=m["id"], detail=reason)
-    return report(p, mock["id"], {r.attempt["id"]: r for r in results})
+        records.add_event(s, "mock-end", mock_id=m.id, detail=reason)
+    return report(p, mock.id, {r.attempt.id: r for r in results})
 
 
 def report(p, mock_id: int, graded: dict[int, _Final] | None = None) -> MockReport:
@@ -203,12 +203,12 @@ def report(p, mock_id: int, graded: dict[int, _Final] | None = None) -> MockRepo
     made, by attempt; else each question's last grading)."""
     questions = []
     for a in p.mock_attempts(mock_id):
-        mine = (graded or {}).get(a["id"]) or _Final(a, None)
+        mine = (graded or {}).get(a.id) or _Final(a, None)
         rep = mine.report
         if rep is None:
-            last = records.last_grading(p.store, a["id"])
+            last = records.last_grading(p.store, a.id)
             rep = records.stored_report(last) if last else None
-        questions.append(Question(a, catalogue.get(a["kata"]),
-                                  records.n_gradings(p.store, a["id"]), rep, mine.note,
-                                  records.n_gradings(p.store, a["id"], ASKED)))
+        questions.append(Question(a, catalogue.get(a.kata),
+                                  records.n_gradings(p.store, a.id), rep, mine.note,
+                                  records.n_gradings(p.store, a.id, ASKED)))
     return MockReport(records.mock(p.store, mock_id), questions)

@@ -48,19 +48,19 @@ def _groups() -> list[tuple[str, list[catalogue.Kata]]]:
 
 def within_budget(a: dict) -> bool:
     """A pass in time, without the reference solution."""
-    return bool(a["passed"]) and not a["overtime"] and not a["solution_viewed"]
+    return bool(a.passed) and not a.overtime and not a.solution_viewed
 
 
 def _group(group: tuple[str, list[catalogue.Kata]], attempts: list[dict]) -> dict:
     name, katas = group
-    rows = [_kata(k, [a for a in attempts if a["kata"] == k.name and a["state"] != "open"])
+    rows = [_kata(k, [a for a in attempts if a.kata == k.name and a.state != "open"])
             for k in katas]
     return {"group": name, "passed_within_budget": sum(r["passed_within_budget"] for r in rows),
             "total": len(rows), "katas": rows}
 
 
 def _kata(k: catalogue.Kata, done: list[dict]) -> dict:
-    passed = [a["time_used"] or 0 for a in done if a["passed"]]
+    passed = [a.time_used or 0 for a in done if a.passed]
     return {"kata": k.name, "budget": 60.0 * k.minutes, "attempts": len(done),
             "passed_within_budget": any(within_budget(a) for a in done),
             "best": min(passed) if passed else None,
@@ -69,8 +69,8 @@ def _kata(k: catalogue.Kata, done: list[dict]) -> dict:
 
 def _attempt(a: dict) -> dict:
     """An attempt in a chart: its number within the kata (`n`), how it went and its time."""
-    return {"n": a["n"], "mode": a["mode"], **{f: bool(a[f]) for f in FLAGS},
-            "time_used": a["time_used"], "budget": a["budget"], "hints": a["hints"]}
+    return {"n": a.n, "mode": a.mode, **{f: bool(getattr(a, f)) for f in FLAGS},
+            "time_used": a.time_used, "budget": a.budget, "hints": a.hints}
 
 
 def _passed_with_loops(passing: dict[str, dict]) -> list[dict]:
@@ -82,7 +82,7 @@ def _passed_with_loops(passing: dict[str, dict]) -> list[dict]:
         e = records.stored_report(row).efficiency if row else None
         looped = e.looped() if e is not None and e.measured else []
         if looped:
-            out.append({"kata": k.name, "loops": looped, "at": row["at"]})
+            out.append({"kata": k.name, "loops": looped, "at": row.at})
     return out
 
 
@@ -98,19 +98,19 @@ def _weakest_follow_ups(ratings: list[dict]) -> list[dict]:
     """The follow-up questions last rated missed, then partly, the latest first."""
     latest: dict[tuple[str, int], dict] = {}
     for r in ratings:  # oldest first: each question's last rating stays
-        latest[(r["kata"], r["question"])] = r
-    weak = sorted((r for r in latest.values() if r["rating"] != "knew"),
-                  key=lambda r: (r["rating"] != "missed", -r["at"]))
-    return [{"kata": r["kata"], "question": r["question"], "text": _text(r),
-             "rating": r["rating"], "at": r["at"]} for r in weak[:WEAKEST]]
+        latest[(r.kata, r.question)] = r
+    weak = sorted((r for r in latest.values() if r.rating != "knew"),
+                  key=lambda r: (r.rating != "missed", -r.at))
+    return [{"kata": r.kata, "question": r.question, "text": _text(r),
+             "rating": r.rating, "at": r.at} for r in weak[:WEAKEST]]
 
 
 def _text(r: dict) -> str:
     """The question as the catalogue words it now (as it was asked, if it is gone)."""
     try:
-        return catalogue.get(r["kata"]).follow_ups[r["question"] - 1].question
+        return catalogue.get(r.kata).follow_ups[r.question - 1].question
     except (catalogue.UnknownKata, IndexError):
-        return r["text"]
+        return r.text
 
 
 def _due(d, t: float) -> dict:

@@ -45,15 +45,15 @@ class Due:
 
 def quality(a: dict) -> int | None:
     """The quality of one finished attempt, or None if it says nothing (abandoned unchecked)."""
-    if not a.get("passed"):
-        if a.get("end_reason") in ("fresh", "reset") and not a.get("n_gradings"):
+    if not a.passed:
+        if a.end_reason in ("fresh", "reset") and not a.n_gradings:
             return None  # set aside before it was ever checked: no evidence either way
         return 1
-    if a.get("solution_viewed"):
+    if a.solution_viewed:
         return 2
-    if a.get("hints") or a.get("overtime"):
+    if a.hints or a.overtime:
         return 3
-    if (a.get("time_used") or 0) > 0.75 * (a.get("budget") or 1):
+    if (a.time_used or 0) > 0.75 * (a.budget or 1):
         return 4
     return 5
 
@@ -75,11 +75,11 @@ def rated_quality(ratings: list[str]) -> int:
 
 def _steps(attempts: list[dict], ratings: list[dict]) -> list[tuple[float, str, int]]:
     """(when, "attempt" or "round", quality) for one kata, in the order they ended."""
-    steps = [(a["ended_at"], "attempt", q) for a in attempts if (q := quality(a)) is not None]
+    steps = [(a.ended_at, "attempt", q) for a in attempts if (q := quality(a)) is not None]
     rounds: dict[float, list[dict]] = {}
     for r in ratings:
-        rounds.setdefault(r["round"], []).append(r)
-    steps += [(max(r["at"] for r in rs), "round", rated_quality([r["rating"] for r in rs]))
+        rounds.setdefault(r.round, []).append(r)
+    steps += [(max(r.at for r in rs), "round", rated_quality([r.rating for r in rs]))
               for rs in rounds.values()]
     return sorted(steps)
 
@@ -91,11 +91,11 @@ def plan(kata_names: list[str], finished: list[dict], now: float,
     is unchanged). A kata is tried once an attempt at it has ended."""
     by_kata: dict[str, tuple[list[dict], list[dict]]] = {k: ([], []) for k in kata_names}
     for a in finished:
-        if a["kata"] in by_kata and a.get("ended_at"):
-            by_kata[a["kata"]][0].append(a)
+        if a.kata in by_kata and a.ended_at:
+            by_kata[a.kata][0].append(a)
     for r in ratings:
-        if r["kata"] in by_kata:
-            by_kata[r["kata"]][1].append(r)
+        if r.kata in by_kata:
+            by_kata[r.kata][1].append(r)
     out = []
     for k in kata_names:
         ease, interval, reps, last_end, last, last_attempt = 2.5, 0.0, 0, None, None, None

@@ -26,61 +26,61 @@ from graders.engine.report import CheckResult, Report, Status
 from practice import catalogue, clock, mock
 from practice.clock import elapsed
 from practice.errors import StrictRefusal
-from practice.store import records
+from practice.store import Attempt, Mock, records
 
 
 @dataclass(frozen=True)
 class QuestionSubmitted:
     """`kata submit NAME` in a strict interview that goes on: the question as closed, its
     final grading, the gradings it used and how many questions are still open."""
-    attempt: dict
+    attempt: Attempt
     report: Report
     used: int
     left: int
 
 
-def of(s, a: dict) -> bool:
+def of(s, a: Attempt) -> bool:
     """Whether the attempt is a question of a strict mock interview that is running (once it
     has ended, its questions are graded as any attempt is)."""
-    if a["mock_id"] is None:
+    if a.mock_id is None:
         return False
-    m = records.mock(s, a["mock_id"])
-    return bool(m["strict"]) and m["state"] == "running"
+    m = records.mock(s, a.mock_id)
+    return bool(m.strict) and m.state == "running"
 
 
-def used(s, a: dict) -> int:
+def used(s, a: Attempt) -> int:
     """The gradings the question has used (the final one, at its submit, is not one)."""
-    return records.n_gradings(s, a["id"], mock.ASKED)
+    return records.n_gradings(s, a.id, mock.ASKED)
 
 
-def allow(s, a: dict, origin: str, fresh: bool = True) -> None:
+def allow(s, a: Attempt, origin: str, fresh: bool = True) -> None:
     """Nothing, or StrictRefusal when the question may not be graded for `origin` (again;
     not `fresh`: code unchanged since its last grading, which is shown again)."""
     if origin not in mock.ASKED or not of(s, a):
         return
-    if a["state"] != "open":
-        raise StrictRefusal(f"{a['kata']} has been submitted; a strict interview grades a "
+    if a.state != "open":
+        raise StrictRefusal(f"{a.kata} has been submitted; a strict interview grades a "
                             "question no more after that")
     if fresh and used(s, a) >= mock.STRICT_GRADINGS:
-        raise StrictRefusal(f"{a['kata']} has used its {mock.STRICT_GRADINGS} gradings in this "
-                            f"strict interview; `kata submit {a['kata']}` submits it as it stands")
+        raise StrictRefusal(f"{a.kata} has used its {mock.STRICT_GRADINGS} gradings in this "
+                            f"strict interview; `kata submit {a.kata}` submits it as it stands")
 
 
-def before_grading(s, a: dict, origin: str, code: bytes) -> Report | None:
+def before_grading(s, a: Attempt, origin: str, code: bytes) -> Report | None:
     """For a question of a strict interview that the candidate asks to grade: the report to
     show without grading when `code` has not changed since its last grading (or is still
     the stub); else None, once the grading is allowed (StrictRefusal when it is not)."""
     if origin not in mock.ASKED or not of(s, a):
         return None
-    last = records.last_grading(s, a["id"])
-    before = catalogue.get(a["kata"]).stub.read_bytes() if last is None else last["code"]
+    last = records.last_grading(s, a.id)
+    before = catalogue.get(a.kata).stub.read_bytes() if last is None else last.code
     again = same_code(before if isinstance(before, bytes) else before.encode("utf-8"), code)
     allow(s, a, origin, fresh=not again)
     if not again:
         return None
     if last:
         return records.stored_report(last)
-    return Report(a["kata"], [CheckResult("implemented", Status.NOT_IMPLEMENTED,
+    return Report(a.kata, [CheckResult("implemented", Status.NOT_IMPLEMENTED,
                                           "not implemented yet: still the stub")])
 
 
@@ -110,7 +110,7 @@ def same_code(before: bytes, after: bytes) -> bool:
     return tokens is not None and tokens == code_tokens(after)
 
 
-def shown(s, a: dict, report: Report) -> Report:
+def shown(s, a: Attempt, report: Report) -> Report:
     """The report as the attempt's interview may show it: whole, or in a strict interview
     only which checks pass and fail."""
     if not of(s, a):
@@ -122,25 +122,25 @@ def shown(s, a: dict, report: Report) -> Report:
                    extra=dict(report.extra, strict=True))
 
 
-def submit_question(p, interview: dict, kata: str) -> QuestionSubmitted | mock.MockReport:
+def submit_question(p, interview: Mock, kata: str) -> QuestionSubmitted | mock.MockReport:
     """Submit one question of a strict interview: graded a last time and closed. The
     interview report when it was the last question open."""
-    a = next(q for q in p.mock_attempts(interview["id"]) if q["kata"] == kata)
-    if a["state"] != "open":
+    a = next(q for q in p.mock_attempts(interview.id) if q.kata == kata)
+    if a.state != "open":
         raise StrictRefusal(f"{kata} has been submitted already; each question is submitted once")
     g = p.grade(a, "submit")
     if not g.recorded:  # a question cannot be closed without its record
         raise g.error
     t = clock.now()
     with p.store.tx() as s:
-        a, m = records.attempt(s, a["id"]), records.mock(s, interview["id"])
+        a, m = records.attempt(s, a.id), records.mock(s, interview.id)
         passed = g.report.passed
         p.close(s, a, t, "submitted", "submitted", passed,
-                used=a["solved_at"] if passed and a["solved_at"] is not None else elapsed(m, t))
-        records.add_event(s, "submit", kata, a["id"], m["id"],
+                used=a.solved_at if passed and a.solved_at is not None else elapsed(m, t))
+        records.add_event(s, "submit", kata, a.id, m.id,
                           detail="passed" if passed else "not passed")
-        mock.settle_clock(s, m["id"], t)
-    left = [q for q in p.mock_attempts(interview["id"]) if q["state"] == "open"]
+        mock.settle_clock(s, m.id, t)
+    left = [q for q in p.mock_attempts(interview.id) if q.state == "open"]
     if not left:
-        return mock.end(p, records.mock(p.store, interview["id"]), "submitted")
-    return QuestionSubmitted(p.attempt(a["id"]), g.report, used(p.store, a), len(left))
+        return mock.end(p, records.mock(p.store, interview.id), "submitted")
+    return QuestionSubmitted(p.attempt(a.id), g.report, used(p.store, a), len(left))

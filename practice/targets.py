@@ -9,23 +9,23 @@ from dataclasses import dataclass
 
 from practice import history, schedule
 from practice.errors import NothingToGrade, NotInProgress
-from practice.store import records
+from practice.store import Attempt, Grading, Mock, records
 
 
 @dataclass(frozen=True)
 class MockInProgress:
     """`kata status` during a mock interview: each question with its last grading row."""
-    mock: dict
-    questions: list[tuple[dict, dict | None]]
+    mock: Mock
+    questions: list[tuple[Attempt, Grading | None]]
 
 
 @dataclass(frozen=True)
 class PracticeInProgress:
     """`kata status` with a practice attempt open (the running clock's first)."""
-    attempt: dict
-    last: dict | None                  # its last grading row
+    attempt: Attempt
+    last: Grading | None                # its last grading row
     n_gradings: int
-    others: list[dict]                 # the other attempts open
+    others: list[Attempt]               # the other attempts open
     hints_shown: int                   # hints shown for it, those after it passed included
 
 
@@ -35,29 +35,29 @@ class NothingInProgress:
     next: schedule.Due | None
 
 
-def current(s) -> dict | None:
+def current(s) -> Attempt | None:
     """The attempt of the open session: the running mock's, else the practice attempt
     last started, resumed or checked."""
     mock = records.running_mock(s)
     opened = [a for a in records.open_attempts(s)
-              if (a["mock_id"] == mock["id"] if mock else a["mode"] == "practice")]
-    running = [a for a in opened if a["clock"] == "running"]
+              if (a.mock_id == mock.id if mock else a.mode == "practice")]
+    running = [a for a in opened if a.clock == "running"]
     return (running or opened or [None])[0]
 
 
-def attempt_for(s, kata: str) -> dict | None:
+def attempt_for(s, kata: str) -> Attempt | None:
     """The attempt `kata check NAME` grades: the open one (the running mock's first),
     else the latest whose file is still in place."""
     mock = records.running_mock(s)
     if mock:
-        in_mock = [a for a in records.mock_attempts(s, mock["id"])
-                   if a["kata"] == kata and a["state"] == "open"]
+        in_mock = [a for a in records.mock_attempts(s, mock.id)
+                   if a.kata == kata and a.state == "open"]
         if in_mock:
             return in_mock[0]
     return records.open_practice_attempt(s, kata) or records.latest_in_place(s, kata)
 
 
-def in_progress(s, kata: str | None, then: str = "") -> dict:
+def in_progress(s, kata: str | None, then: str = "") -> Attempt:
     """The open practice attempt at `kata`, or the open session's; NotInProgress when
     there is none (its message ends with `then`, what the user can do)."""
     a = records.open_practice_attempt(s, kata) if kata else current(s)
@@ -67,7 +67,7 @@ def in_progress(s, kata: str | None, then: str = "") -> dict:
     return a
 
 
-def target(s, kata: str | None, command: str = "check") -> dict:
+def target(s, kata: str | None, command: str = "check") -> Attempt:
     """The attempt `kata check [NAME]` (or `kata watch`: `command`) grades; NothingToGrade
     when there is none."""
     if kata:
@@ -85,14 +85,14 @@ def target(s, kata: str | None, command: str = "check") -> dict:
     return a
 
 
-def to_grade(s, kata: str | None, command: str = "check") -> list[dict]:
+def to_grade(s, kata: str | None, command: str = "check") -> list[Attempt]:
     """What `kata check [NAME]` and `kata watch [NAME]` grade: NAME's attempt, else every
     question of the running mock interview, else the open session's attempt."""
     mock = None if kata else records.running_mock(s)
-    return records.mock_attempts(s, mock["id"]) if mock else [target(s, kata, command)]
+    return records.mock_attempts(s, mock.id) if mock else [target(s, kata, command)]
 
 
-def last_worked_on(s) -> dict | None:
+def last_worked_on(s) -> Attempt | None:
     """The practice attempt started, resumed, graded or finished last (open or not): what
     `kata compare` without a name compares."""
     return records.last_touched(s)
@@ -103,14 +103,14 @@ def status(s) -> MockInProgress | PracticeInProgress | NothingInProgress:
     (the running clock first), else what to practise next."""
     mock = records.running_mock(s)
     if mock:
-        return MockInProgress(mock, [(a, records.last_grading(s, a["id"]))
-                                     for a in records.mock_attempts(s, mock["id"])])
-    opened = [a for a in records.open_attempts(s) if a["mode"] == "practice"]
-    opened.sort(key=lambda a: a["clock"] != "running")
+        return MockInProgress(mock, [(a, records.last_grading(s, a.id))
+                                     for a in records.mock_attempts(s, mock.id)])
+    opened = [a for a in records.open_attempts(s) if a.mode == "practice"]
+    opened.sort(key=lambda a: a.clock != "running")
     if not opened:
         due = history.plan(s)
         return NothingInProgress(due[0] if due else None)
     a = opened[0]
-    return PracticeInProgress(a, records.last_grading(s, a["id"]),
-                              records.n_gradings(s, a["id"]), opened[1:],
-                              records.hints_taken(s, a["kata"], a["id"]))
+    return PracticeInProgress(a, records.last_grading(s, a.id),
+                              records.n_gradings(s, a.id), opened[1:],
+                              records.hints_taken(s, a.kata, a.id))

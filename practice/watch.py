@@ -24,7 +24,7 @@ from graders.engine.report import CheckResult, Report
 from practice import clock, mock, paths, term
 from practice.errors import NothingToGrade
 from practice.sessions import Practice
-from practice.store import records
+from practice.store import Attempt, Mock, records
 from practice.views.attempt import clock_text
 from practice.views.mock import mock_report
 from practice.views.watch import Screen, block
@@ -85,9 +85,9 @@ def _observer(folders: set[Path], wanted: set[str], event: threading.Event):
 
 
 class Target:
-    def __init__(self, attempt: dict):
+    def __init__(self, attempt: Attempt):
         self.attempt = attempt
-        self.path = Path(attempt["path"])
+        self.path = Path(attempt.path)
         self.sig = None
         self.graded_digest = None
         self.report: Report | None = None
@@ -104,19 +104,19 @@ class Target:
 class Watch:
     """One `kata watch`: the attempts, the clock they run on, and where they are shown."""
 
-    def __init__(self, p: Practice, attempts: list[dict], how: str, interval: float, echo):
+    def __init__(self, p: Practice, attempts: list[Attempt], how: str, interval: float, echo):
         self.p, self.echo = p, echo
         self.targets = [Target(a) for a in attempts]
-        self.mock_id = attempts[0]["mock_id"] if attempts[0]["mode"] == "mock" else None
+        self.mock_id = attempts[0].mock_id if attempts[0].mode == "mock" else None
         self.view = Screen(self.targets, how, interval) if term.live() else None
-        self.clock: tuple[str, dict] = self.read_clock()
+        self.clock: tuple[str, Attempt | Mock] = self.read_clock()
 
-    def read_clock(self) -> tuple[str, dict]:
+    def read_clock(self) -> tuple[str, Attempt | Mock]:
         """What the clock line shows: the interview's clock, or the attempt's."""
         if self.mock_id is not None:
             self.clock = ("Mock interview: ", records.mock(self.p.store, self.mock_id))
         else:
-            self.clock = ("Clock: ", self.p.attempt(self.targets[0].attempt["id"]))
+            self.clock = ("Clock: ", self.p.attempt(self.targets[0].attempt.id))
         if self.view is not None:
             self.view.clock = self.clock
         return self.clock
@@ -145,7 +145,7 @@ class Watch:
 
         try:
             with self.view.ticking() if self.view else contextlib.nullcontext():
-                g = self.p.grade(self.p.attempt(t.attempt["id"]), "watch", progress if self.view else None)
+                g = self.p.grade(self.p.attempt(t.attempt.id), "watch", progress if self.view else None)
         except NothingToGrade as e:  # gone, or not a file one can grade, since it was looked at
             t.report, t.note, t.graded_digest = None, str(e), None
             return self.show(t)
@@ -179,13 +179,13 @@ class Watch:
         return out
 
 
-def run(p: Practice, attempts: list[dict], poll: bool = False, interval: float = 1.0,
+def run(p: Practice, attempts: list[Attempt], poll: bool = False, interval: float = 1.0,
         echo=term.out) -> None:
     """Watch until Ctrl-C (KeyboardInterrupt, raised again once the screen is left) or, in
     a mock interview, until its deadline."""
-    folders = {Path(a["path"]).parent.resolve() for a in attempts}
+    folders = {Path(a.path).parent.resolve() for a in attempts}
     event = threading.Event()
-    observer = None if poll else _observer(folders, {os.path.abspath(Path(a["path"]).resolve())
+    observer = None if poll else _observer(folders, {os.path.abspath(Path(a.path).resolve())
                                                      for a in attempts}, event)
     w = Watch(p, attempts, "file events, and polling" if observer else "polling", interval, echo)
     if w.view is None:
@@ -247,6 +247,6 @@ def _stopped(w: Watch) -> None:
     w.echo(Text("Stopped watching. ") + w.clock_text())
     if w.mock_id is not None:
         w.echo("The interview clock keeps running: `kata submit` ends the interview.")
-    elif w.clock[1]["clock"] == "running":
+    elif w.clock[1].clock == "running":
         w.echo("The clock keeps running: `kata pause` stops it, `kata submit` finishes.")
 

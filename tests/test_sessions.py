@@ -3,17 +3,25 @@ from __future__ import annotations
 
 import pytest
 
+from dataclasses import fields, replace
+
 from practice import paths, schedule
-from practice.schedule import DAY
 from practice.clock import elapsed
+from practice.schedule import DAY
+from practice.store import Attempt, Rating
 
 NAMES = ["a", "b", "c", "d"]
 NOW = 1_750_000_000.0
 
 
+def record(kind, **given):
+    """A record of the store with the fields given, the rest None."""
+    return kind(**{f.name: None for f in fields(kind)} | given)
+
+
 def done(kata, end, passed=True, used=60.0, budget=600.0, hints=0, viewed=0, over=0, **kw):
-    return dict(kata=kata, ended_at=end, passed=passed, time_used=used, budget=budget,
-                hints=hints, solution_viewed=viewed, overtime=over, n_gradings=1, **kw)
+    return record(Attempt, **dict(kata=kata, ended_at=end, passed=passed, time_used=used, budget=budget,
+                                  hints=hints, solution_viewed=viewed, overtime=over, n_gradings=1) | kw)
 
 
 def interval(*attempts):
@@ -46,8 +54,7 @@ def test_successive_passes_grow_the_interval_and_a_failure_resets_it():
 
 
 def test_an_attempt_set_aside_unchecked_says_nothing():
-    a = done("a", NOW, passed=False, end_reason="fresh")
-    a["n_gradings"] = 0
+    a = done("a", NOW, passed=False, end_reason="fresh", n_gradings=0)
     plan = schedule.plan(["a"], [a], NOW)
     assert not plan[0].tried
 
@@ -71,10 +78,10 @@ def test_pick_is_repeatable_with_a_seed_and_prefers_the_most_needed():
 
 
 def test_clock_elapsed_counts_only_running_time():
-    row = {"clock": "running", "run_since": 100.0, "elapsed": 50.0}
+    row = record(Attempt, clock="running", run_since=100.0, elapsed=50.0)
     assert elapsed(row, 130.0) == 80.0
-    assert elapsed(dict(row, clock="paused", run_since=None), 1e9) == 50.0
-    assert elapsed(dict(row, clock="solved", run_since=None), 1e9) == 50.0
+    assert elapsed(replace(row, clock="paused", run_since=None), 1e9) == 50.0
+    assert elapsed(replace(row, clock="solved", run_since=None), 1e9) == 50.0
 
 
 def test_create_new_never_overwrites(tmp_path):
@@ -105,7 +112,7 @@ def test_clock_format(seconds, text):
 
 def test_follow_ups_answered_after_a_failed_attempt_do_not_clear_the_lapse():
     failed = done("a", NOW - DAY, passed=False)
-    ratings = [dict(kata="a", round=NOW - DAY + 60, at=NOW - DAY + 60, rating=r) for r in ("knew", "partly")]
+    ratings = [record(Rating, kata="a", round=NOW - DAY + 60, at=NOW - DAY + 60, rating=r) for r in ("knew", "partly")]
     plan = schedule.plan(["b", "a"], [failed, done("b", NOW - 30 * DAY)], NOW, ratings=ratings)
     assert [d.kata for d in plan] == ["a", "b"] and plan[0].lapsed
     assert plan[0].reason.startswith("not passed last time") and plan[0].due_at <= NOW

@@ -166,12 +166,18 @@ def test_a_watch_and_checks_in_other_processes_at_once(tmp_path, subprocess_env)
 
 
 def test_a_question_not_graded_yet_is_waiting_and_a_deleted_one_is_missing(tmp_path):
+    from dataclasses import fields
+
+    from practice.store import Attempt
     from practice.views.watch import status_line
     from practice.watch import Target
 
+    def attempt(**given):
+        return Attempt(**{f.name: None for f in fields(Attempt)} | given)
+
     there = tmp_path / "moe.py"
     there.write_text("x = 1\n")
-    waiting = Target({"kata": "moe", "path": str(there)})
-    gone = Target({"kata": "rope", "path": str(tmp_path / "rope.py")})
+    waiting = Target(attempt(kata="moe", path=str(there)))
+    gone = Target(attempt(kata="rope", path=str(tmp_path / "rope.py")))
     assert "(waiting to be graded)" in status_line(waiting).plain
     assert "(the file is missing)" in status_line(gone).plain

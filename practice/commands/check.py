@@ -51,12 +51,12 @@ def command(kata, file, as_json):
     before = targets.to_grade(p.store, name_of(kata))
     done = []
     for a in before:
-        with _drawn(live, _label(p, a), a["path"], a["kata"]) as progress:
+        with _drawn(live, _label(p, a), a.path, a.kata) as progress:
             done.append(p.grade(a, "check", **progress))
         if live:  # each report as soon as it comes
-            _show([(_label(p, done[-1].attempt), done[-1].attempt["path"], done[-1].report)], False, True)
+            _show([(_label(p, done[-1].attempt), done[-1].attempt.path, done[-1].report)], False, True)
     if not live:
-        shown = [(_label(p, g.attempt), g.attempt["path"], g.report) for g in done]
+        shown = [(_label(p, g.attempt), g.attempt.path, g.report) for g in done]
         _show(shown, as_json, recorded=all(g.recorded for g in done))
     _after(p, before, done, err=as_json)
     ctx.exit(0 if all(g.report.passed for g in done) else 1)
@@ -86,11 +86,13 @@ def _kata_of_file(file: Path) -> str:
     return file.stem
 
 
-def _label(p, a: dict) -> str:
+def _label(p, a) -> str:
+    from dataclasses import replace
+
     from practice import history
     from practice.views.attempt import attempt_label
 
-    return attempt_label(dict(a, n=history.number_of(p.store, a)))
+    return attempt_label(replace(a, n=history.number_of(p.store, a)))
 
 
 def _show(graded: list[tuple], as_json: bool, recorded: bool) -> None:
@@ -110,7 +112,7 @@ def _show(graded: list[tuple], as_json: bool, recorded: bool) -> None:
         out(report.graded(label, file, rep))
 
 
-def _after(p, before: list[dict], done: list, err: bool) -> None:
+def _after(p, before: list, done: list, err: bool) -> None:
     """The notes and the clock after `kata check`."""
     from practice import clock, mock
     from practice.views.check import after_grading

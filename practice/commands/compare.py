@@ -35,23 +35,23 @@ def command(kata, yes, width):
     p = open_practice()
     k = kata_of(p, kata, "compare", last_worked_on=True)
     a = targets.attempt_for(p.store, k.name)
-    if a is None or not Path(a["path"]).is_file():
+    if a is None or not Path(a.path).is_file():
         raise click.UsageError(f"{k.name} has no attempt to compare; `kata start {k.name}`")
     if not spoiler_guard(p, k, yes, "compare"):
         out("Not shown.")
         return
     aids.record_viewing(p, k.name, "compare")
-    compare.show(Path(a["path"]), k.solution, width=width)
+    compare.show(Path(a.path), k.solution, width=width)
     from practice import paths
     from practice.errors import UnusableAttempt
     from practice.store import records
     from practice.views import efficiency
 
-    last = records.last_grading(p.store, a["id"])
-    code = last["code"] if last else None
+    last = records.last_grading(p.store, a.id)
+    code = last.code if last else None
     code = code.encode("utf-8") if isinstance(code, str) else code
     try:
-        edited = code != paths.read_attempt(Path(a["path"]))
+        edited = code != paths.read_attempt(Path(a.path))
     except (OSError, UnusableAttempt):
         edited = True
     out("", efficiency.compared(records.stored_report(last) if last else None, edited))

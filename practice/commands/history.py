@@ -49,8 +49,8 @@ def _last_attempt(p, kata) -> tuple[str, int]:
         attempts = history.attempts_of(p.store, kata.name)
         if not attempts:
             raise click.UsageError(f"{kata.name} has no attempt yet; `kata start {kata.name}` makes one")
-        return kata.name, attempts[-1]["n"]
+        return kata.name, attempts[-1].n
     a = targets.last_worked_on(p.store)
     if a is None:
         raise click.UsageError("no attempt yet to replay; `kata start NAME` makes one")
-    return a["kata"], history.number_of(p.store, a)
+    return a.kata, history.number_of(p.store, a)

@@ -23,4 +23,4 @@ def command(kata):
 
     p = open_practice()
     a = p.pause(name_of(kata))
-    out(f"Paused {a['kata']} at {clock.fmt(a['elapsed'])}. `kata resume` restarts the clock.")
+    out(f"Paused {a.kata} at {clock.fmt(a.elapsed)}. `kata resume` restarts the clock.")

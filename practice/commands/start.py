@@ -34,4 +34,4 @@ def command(kata, minutes, fresh, edit):
     res = p.start(kata, minutes=minutes, fresh=fresh)
     out(started(kata, res, clock.now()))
     if edit:
-        click.edit(filename=str(res.attempt["path"]))
+        click.edit(filename=str(res.attempt.path))

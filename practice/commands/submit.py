@@ -42,5 +42,5 @@ def command(kata):
         out(report(res.report), summary(res.report))
         raise click.ClickException(f"{res.note}; nothing was submitted")
     a = res.attempt
-    out(submitted(catalogue.get(a["kata"]), a, res.report, res.n_gradings))
-    ctx.exit(0 if a["passed"] else 1)
+    out(submitted(catalogue.get(a.kata), a, res.report, res.n_gradings))
+    ctx.exit(0 if a.passed else 1)

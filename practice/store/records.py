@@ -3,29 +3,34 @@
 `practice.store.database` opens the file and runs transactions; this module holds every SQL
 statement the rest of the package needs, so that sessions, mock interviews, history and
 watch speak of attempts, checks and events, never of SQL. Each function takes `s`, the
-open `Store` (or the same store inside `with store.tx() as s:`), and returns plain dicts;
+open `Store` (or the same store inside `with store.tx() as s:`), and returns its records
+(practice.store.rows);
 a grading's report is written and read as the grader's type (`stored_report`).
 
 An attempt's file and its archived copy are recorded relative to the work folder
 (practice.paths.stored) and read back as the files of the folder the store is in now
-(`path` and `archive` of an attempt's dict are whole paths), so that a work folder moved,
+(`path` and `archive` of an `Attempt` are whole paths), so that a work folder moved,
 copied or cloned again grades its own files.
 """
 from __future__ import annotations
 
 import json
+from typing import TypeVar
 
 from graders.engine.report import Report
 from practice import clock, paths
+from practice.store.rows import Attempt, Event, Grading, LastResult, Mock, Rating, Row
+
+R = TypeVar("R", bound=Row)
 
 
-def _one(s, sql: str, args=()) -> dict | None:
+def _one(s, kind: type[R], sql: str, args=()) -> R | None:
     row = s.one(sql, args)
-    return _located(s, dict(row)) if row else None
+    return kind.of(_located(s, dict(row))) if row else None
 
 
-def _all(s, sql: str, args=()) -> list[dict]:
-    return [_located(s, dict(r)) for r in s.all(sql, args)]
+def _all(s, kind: type[R], sql: str, args=()) -> list[R]:
+    return [kind.of(_located(s, dict(r))) for r in s.all(sql, args)]
 
 
 def _located(s, row: dict) -> dict:
@@ -41,26 +46,26 @@ def _stored(s, path) -> str | None:
 
 
 # -- attempts ---------------------------------------------------------------------------
-def attempt(s, attempt_id: int) -> dict:
-    return _one(s, "SELECT * FROM attempts WHERE id = ?", (attempt_id,))
+def attempt(s, attempt_id: int) -> Attempt:
+    return _one(s, Attempt, "SELECT * FROM attempts WHERE id = ?", (attempt_id,))
 
 
-def open_attempts(s) -> list[dict]:
+def open_attempts(s) -> list[Attempt]:
     """Every open attempt, the one touched last first."""
-    return _all(s, "SELECT * FROM attempts WHERE state = 'open' "
-                   "ORDER BY touched_at DESC, id DESC")
+    return _all(s, Attempt, "SELECT * FROM attempts WHERE state = 'open' "
+                            "ORDER BY touched_at DESC, id DESC")
 
 
-def open_practice_attempt(s, kata: str) -> dict | None:
+def open_practice_attempt(s, kata: str) -> Attempt | None:
     """The open practice attempt at `kata` (at most one exists), or None."""
-    return _one(s, "SELECT * FROM attempts WHERE kata = ? AND state = 'open' "
-                   "AND mode = 'practice' ORDER BY touched_at DESC, id DESC", (kata,))
+    return _one(s, Attempt, "SELECT * FROM attempts WHERE kata = ? AND state = 'open' "
+                            "AND mode = 'practice' ORDER BY touched_at DESC, id DESC", (kata,))
 
 
-def latest_in_place(s, kata: str) -> dict | None:
+def latest_in_place(s, kata: str) -> Attempt | None:
     """The latest attempt at `kata` whose file was never archived."""
-    return _one(s, "SELECT * FROM attempts WHERE kata = ? AND archive IS NULL "
-                   "ORDER BY started_at DESC, id DESC", (kata,))
+    return _one(s, Attempt, "SELECT * FROM attempts WHERE kata = ? AND archive IS NULL "
+                            "ORDER BY started_at DESC, id DESC", (kata,))
 
 
 def owns_path(s, path: str) -> bool:
@@ -69,21 +74,21 @@ def owns_path(s, path: str) -> bool:
                  (_stored(s, path),)) is not None
 
 
-def last_touched(s) -> dict | None:
+def last_touched(s) -> Attempt | None:
     """The practice attempt touched last, whatever its state."""
-    return _one(s, "SELECT * FROM attempts WHERE mode = 'practice' "
-                   "ORDER BY touched_at DESC, id DESC LIMIT 1")
+    return _one(s, Attempt, "SELECT * FROM attempts WHERE mode = 'practice' "
+                            "ORDER BY touched_at DESC, id DESC LIMIT 1")
 
 
-def latest(s, kata: str) -> dict | None:
+def latest(s, kata: str) -> Attempt | None:
     """The attempt at `kata` started last, whatever its state or mode."""
-    return _one(s, "SELECT * FROM attempts WHERE kata = ? ORDER BY started_at DESC, id DESC "
-                   "LIMIT 1", (kata,))
+    return _one(s, Attempt, "SELECT * FROM attempts WHERE kata = ? ORDER BY started_at DESC, id DESC "
+                            "LIMIT 1", (kata,))
 
 
-def running_practice(s) -> list[dict]:
-    return _all(s, "SELECT * FROM attempts WHERE state = 'open' AND clock = 'running' "
-                   "AND mode = 'practice'")
+def running_practice(s) -> list[Attempt]:
+    return _all(s, Attempt, "SELECT * FROM attempts WHERE state = 'open' AND clock = 'running' "
+                            "AND mode = 'practice'")
 
 
 def ever_passed(s, kata: str) -> bool:
@@ -166,20 +171,20 @@ def insert_grading(s, attempt_id: int, t: float, on_clock: float, command: str,
          counts.passed, counts.total, code, json.dumps(report.to_dict()))).lastrowid
 
 
-def stored_report(row: dict) -> Report:
-    """The report of a grading row, whichever version of `kata` wrote it."""
-    return Report.from_dict(json.loads(row["report"]))
+def stored_report(g: Grading) -> Report:
+    """The report of a grading, whichever version of `kata` wrote it."""
+    return Report.from_dict(json.loads(g.report))
 
 
-def gradings(s, attempt_id: int) -> list[dict]:
-    return _all(s, "SELECT * FROM gradings WHERE attempt_id = ? ORDER BY at, id", (attempt_id,))
+def gradings(s, attempt_id: int) -> list[Grading]:
+    return _all(s, Grading, "SELECT * FROM gradings WHERE attempt_id = ? ORDER BY at, id", (attempt_id,))
 
 
-def last_grading(s, attempt_id: int, before: float | None = None) -> dict | None:
+def last_grading(s, attempt_id: int, before: float | None = None) -> Grading | None:
     """The latest grading of an attempt (graded at or before `before`, when given)."""
-    return _one(s, "SELECT * FROM gradings WHERE attempt_id = ? AND at <= ? "
-                   "ORDER BY at DESC, id DESC LIMIT 1",
-                (attempt_id, float("inf") if before is None else before))
+    return _one(s, Grading, "SELECT * FROM gradings WHERE attempt_id = ? AND at <= ? "
+                            "ORDER BY at DESC, id DESC LIMIT 1",
+                         (attempt_id, float("inf") if before is None else before))
 
 
 def n_gradings(s, attempt_id: int, commands: tuple[str, ...] | None = None) -> int:
@@ -191,18 +196,18 @@ def n_gradings(s, attempt_id: int, commands: tuple[str, ...] | None = None) -> i
                  (attempt_id, *commands))[0]
 
 
-def last_passing(s) -> dict[str, dict]:
+def last_passing(s) -> dict[str, Grading]:
     """The latest grading that passed, of each kata that has one (its report included)."""
     rows = s.all(
         "SELECT a.kata, c.* FROM gradings c JOIN attempts a ON a.id = c.attempt_id "
         "WHERE c.id = (SELECT c2.id FROM gradings c2 JOIN attempts a2 ON a2.id = c2.attempt_id "
         "              WHERE a2.kata = a.kata AND c2.passed = 1 ORDER BY c2.at DESC, c2.id DESC LIMIT 1)")
-    return {r["kata"]: dict(r) for r in rows}
+    return {r["kata"]: Grading.of(dict(r)) for r in rows}
 
 
-def all_gradings(s) -> list[dict]:
+def all_gradings(s) -> list[Grading]:
     """Every grading of every attempt, oldest first (code and report included)."""
-    return _all(s, "SELECT * FROM gradings ORDER BY at, id")
+    return _all(s, Grading, "SELECT * FROM gradings ORDER BY at, id")
 
 
 # -- events -----------------------------------------------------------------------------
@@ -230,28 +235,28 @@ def hints_shown(s, kata: str, attempt_id: int | None) -> list[int]:
     return [int(r[0]) for r in rows if str(r[0] or "").isdigit()]
 
 
-def every_hint(s) -> list[dict]:
+def every_hint(s) -> list[Event]:
     """Every hint shown, oldest first (`detail` is its number among the kata's hints)."""
-    return _all(s, "SELECT * FROM events WHERE kind = 'hint' ORDER BY at, id")
+    return _all(s, Event, "SELECT * FROM events WHERE kind = 'hint' ORDER BY at, id")
 
 
-def events_of(s, attempt_id: int, kinds: tuple[str, ...]) -> list[dict]:
+def events_of(s, attempt_id: int, kinds: tuple[str, ...]) -> list[Event]:
     marks = ", ".join("?" * len(kinds))
-    return _all(s, f"SELECT * FROM events WHERE attempt_id = ? AND kind IN ({marks}) "
-                   "ORDER BY at, id", (attempt_id, *kinds))
+    return _all(s, Event, f"SELECT * FROM events WHERE attempt_id = ? AND kind IN ({marks}) "
+                          "ORDER BY at, id", (attempt_id, *kinds))
 
 
 # -- mock interviews ----------------------------------------------------------------------
-def mock(s, mock_id: int) -> dict:
-    return _one(s, "SELECT * FROM mocks WHERE id = ?", (mock_id,))
+def mock(s, mock_id: int) -> Mock:
+    return _one(s, Mock, "SELECT * FROM mocks WHERE id = ?", (mock_id,))
 
 
-def running_mock(s) -> dict | None:
-    return _one(s, "SELECT * FROM mocks WHERE state = 'running' ORDER BY id DESC")
+def running_mock(s) -> Mock | None:
+    return _one(s, Mock, "SELECT * FROM mocks WHERE state = 'running' ORDER BY id DESC")
 
 
-def mock_attempts(s, mock_id: int) -> list[dict]:
-    return _all(s, "SELECT * FROM attempts WHERE mock_id = ? ORDER BY position", (mock_id,))
+def mock_attempts(s, mock_id: int) -> list[Attempt]:
+    return _all(s, Attempt, "SELECT * FROM attempts WHERE mock_id = ? ORDER BY position", (mock_id,))
 
 
 def insert_mock(s, t: float, budget: float, seed: int, seeded: bool, strict: bool = False) -> int:
@@ -261,8 +266,8 @@ def insert_mock(s, t: float, budget: float, seed: int, seeded: bool, strict: boo
         (t, budget, seed, int(seeded), t, int(strict))).lastrowid
 
 
-def mocks(s) -> list[dict]:
-    return _all(s, "SELECT * FROM mocks ORDER BY id")
+def mocks(s) -> list[Mock]:
+    return _all(s, Mock, "SELECT * FROM mocks ORDER BY id")
 
 
 def set_mock_clock(s, mock_id: int, state: str, run_since: float | None,
@@ -277,18 +282,18 @@ def end_mock(s, mock_id: int, t: float, reason: str, used: float) -> None:
 
 
 # -- history ------------------------------------------------------------------------------
-def attempts_numbered(s) -> list[dict]:
+def attempts_numbered(s) -> list[Attempt]:
     """Every attempt, oldest first, numbered within its kata (`n`), with `n_gradings`."""
-    return _all(s, "SELECT a.*, "
-                   " ROW_NUMBER() OVER (PARTITION BY a.kata ORDER BY a.started_at, a.id) AS n, "
-                   " (SELECT count(*) FROM gradings c WHERE c.attempt_id = a.id) AS n_gradings "
-                   "FROM attempts a ORDER BY a.started_at, a.id")
+    return _all(s, Attempt, "SELECT a.*, "
+                            " ROW_NUMBER() OVER (PARTITION BY a.kata ORDER BY a.started_at, a.id) AS n, "
+                            " (SELECT count(*) FROM gradings c WHERE c.attempt_id = a.id) AS n_gradings "
+                            "FROM attempts a ORDER BY a.started_at, a.id")
 
 
-def finished_attempts(s) -> list[dict]:
+def finished_attempts(s) -> list[Attempt]:
     """Every attempt that has ended, with `n_gradings`."""
-    return _all(s, "SELECT a.*, (SELECT count(*) FROM gradings c WHERE c.attempt_id = a.id) "
-                   "AS n_gradings FROM attempts a WHERE state != 'open'")
+    return _all(s, Attempt, "SELECT a.*, (SELECT count(*) FROM gradings c WHERE c.attempt_id = a.id) "
+                            "AS n_gradings FROM attempts a WHERE state != 'open'")
 
 
 def best_times(s) -> dict[str, float]:
@@ -297,14 +302,14 @@ def best_times(s) -> dict[str, float]:
     return {r["kata"]: r["best"] for r in rows}
 
 
-def last_results(s) -> dict[str, dict]:
+def last_results(s) -> dict[str, LastResult]:
     """The latest check of each kata (its counts and time)."""
     rows = s.all(
         "SELECT a.kata, c.passed, c.not_implemented, c.n_passed, c.n_total, c.at "
         "FROM gradings c JOIN attempts a ON a.id = c.attempt_id "
         "WHERE c.id = (SELECT c2.id FROM gradings c2 JOIN attempts a2 ON a2.id = c2.attempt_id "
         "              WHERE a2.kata = a.kata ORDER BY c2.at DESC, c2.id DESC LIMIT 1)")
-    return {r["kata"]: dict(r) for r in rows}
+    return {r["kata"]: LastResult.of(dict(r)) for r in rows}
 
 
 def katas_tried(s) -> set[str]:
@@ -322,6 +327,6 @@ def insert_rating(s, t: float, round_start: float, kata: str, question: int, tex
         (t, round_start, kata, question, text, rating, answer, mock_id)).lastrowid
 
 
-def ratings(s) -> list[dict]:
+def ratings(s) -> list[Rating]:
     """Every rating of a follow-up answer, oldest first."""
-    return _all(s, "SELECT * FROM ratings ORDER BY at, id")
+    return _all(s, Rating, "SELECT * FROM ratings ORDER BY at, id")

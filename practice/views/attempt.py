@@ -8,13 +8,14 @@ from rich.text import Text
 
 from graders.engine.grammar import times
 from practice import clock, paths
+from practice.store import Attempt, Grading, LastResult, Mock
 
 
-def clock_text(row: dict, t: float) -> Text:
+def clock_text(row: Attempt | Mock, t: float) -> Text:
     """'12:31 used, 27:29 left of 40:00', or '3:05 over the 40:00 budget', and the
     clock's state."""
     used = clock.elapsed(row, t)
-    budget = row["budget"]
+    budget = row.budget
     if used <= budget:
         text = Text(f"{clock.fmt(used)} used, {clock.fmt(budget - used)} left of "
                     f"{clock.fmt(budget)}")
@@ -22,28 +23,28 @@ def clock_text(row: dict, t: float) -> Text:
         text = Text(f"{clock.fmt(used)} used, {clock.fmt(used - budget)} over the "
                     f"{clock.fmt(budget)} budget", style="red")
     state = {"paused": " (paused)", "solved": " (solved: clock stopped)",
-             "stopped": " (finished)"}.get(row.get("clock"), "")
+             "stopped": " (finished)"}.get(row.clock, "")
     return text + state
 
 
-def result_text(r: dict | None) -> str:
+def result_text(r: Grading | LastResult | None) -> str:
     """The result of one grading row: 'passed 3/3', 'failed 1/3', 'not implemented'."""
     if not r:
         return "-"
-    if r["passed"]:
-        return f"passed {r['n_passed']}/{r['n_total']}"
-    if r["not_implemented"] and not r["n_passed"]:
+    if r.passed:
+        return f"passed {r.n_passed}/{r.n_total}"
+    if r.not_implemented and not r.n_passed:
         return "not implemented"
-    return f"failed {r['n_passed']}/{r['n_total']}"
+    return f"failed {r.n_passed}/{r.n_total}"
 
 
-def attempt_result(a: dict) -> str:
-    if a["state"] == "open":
+def attempt_result(a: Attempt) -> str:
+    if a.state == "open":
         return "in progress"
-    word = "passed" if a["passed"] else ("not passed" if a["state"] == "submitted" else "abandoned")
-    if a["state"] == "archived" and a["passed"]:
+    word = "passed" if a.passed else ("not passed" if a.state == "submitted" else "abandoned")
+    if a.state == "archived" and a.passed:
         word = "passed, set aside"
-    if a["overtime"]:
+    if a.overtime:
         word += ", over time"
     return word
 
@@ -57,15 +58,15 @@ def path(p) -> Text:
     return Text(paths.shown(p), style="bold cyan")
 
 
-def attempt_label(a: dict) -> str:
+def attempt_label(a: Attempt) -> str:
     """softmax (attempt 2), or rope (mock interview #1)."""
-    if a["mode"] == "mock":
-        return f"{a['kata']} (mock interview #{a['mock_id']})"
-    n = a.get("n")
-    return f"{a['kata']}" + (f" (attempt {n})" if n else "")
+    if a.mode == "mock":
+        return f"{a.kata} (mock interview #{a.mock_id})"
+    n = a.n
+    return f"{a.kata}" + (f" (attempt {n})" if n else "")
 
 
-def paused(attempts: list[dict]) -> list[str]:
+def paused(attempts: list[Attempt]) -> list[str]:
     """What a command paused: a line an attempt."""
-    return [f"Paused {o['kata']} at {clock.fmt(o['elapsed'])}." for o in attempts]
+    return [f"Paused {o.kata} at {clock.fmt(o.elapsed)}." for o in attempts]
 

@@ -17,6 +17,7 @@ from rich.text import Text
 from graders.engine.grammar import count, verb
 from graders.engine.report import CheckResult, Report
 from practice import clock, paths, term
+from practice.store import Attempt
 from practice.views.attempt import clock_text
 from practice.views.report import parts, symbols
 
@@ -67,40 +68,40 @@ class Progress:
         return term.join([self.head] + [ln for part in lines for ln in part.lines] + [wait])
 
 
-def after_grading(pairs: list[tuple[dict, dict]], t: float,
+def after_grading(pairs: list[tuple[Attempt, Attempt]], t: float,
                   interview: Interview | None = None) -> Text:
     """The clock after `kata check`, and what the grading did to it: (attempt before,
     attempt after) for each attempt graded; in a mock interview, its one clock."""
     before, after = pairs[-1]
-    if after["state"] != "open":
-        return Text(f"(this attempt was already {after['state']}; the grading is kept in "
+    if after.state != "open":
+        return Text(f"(this attempt was already {after.state}; the grading is kept in "
                     "its history)")
     if interview:
         return _interview_clock(pairs, t, interview)
     lines: list[Text | str] = [Text("Clock: ") + clock_text(after, t)]
-    if after["clock"] == "solved" and before["clock"] != "solved":
-        lines.append(Text(f"Solved in {clock.fmt(after['solved_at'])}.", style="bold green")
+    if after.clock == "solved" and before.clock != "solved":
+        lines.append(Text(f"Solved in {clock.fmt(after.solved_at)}.", style="bold green")
                      + " The clock is stopped; `kata submit` records the result.")
-    elif after["clock"] == "running" and before["clock"] == "solved":
+    elif after.clock == "running" and before.clock == "solved":
         lines.append("It no longer passes, so the clock runs again.")
-    elif after["clock"] == "paused":
+    elif after.clock == "paused":
         lines.append("The clock is paused; `kata resume` restarts it.")
     return term.join(lines)
 
 
-def _interview_clock(pairs: list[tuple[dict, dict]], t: float, interview: Interview) -> Text:
+def _interview_clock(pairs: list[tuple[Attempt, Attempt]], t: float, interview: Interview) -> Text:
     from practice.mock import STRICT_GRADINGS
 
     m, solved, total = interview.mock, interview.solved, interview.total
     lines: list[Text | str] = [Text("Interview clock: ") + clock_text(m, t)]
     for before, after in pairs:
-        if after["clock"] == "solved" and before["clock"] != "solved" and solved < total:
-            lines.append(f"{after['kata']} passes every check ({solved} of {total} questions "
+        if after.clock == "solved" and before.clock != "solved" and solved < total:
+            lines.append(f"{after.kata} passes every check ({solved} of {total} questions "
                          f"{verb(solved, 'does', 'do')}); the interview clock runs on until every question passes or "
                          "`kata submit` ends the interview.")
-        elif after["clock"] == "running" and before["clock"] == "solved":
-            lines.append(f"{after['kata']} no longer passes.")
-    if solved == total and any(b["clock"] != "solved" for b, _ in pairs):
+        elif after.clock == "running" and before.clock == "solved":
+            lines.append(f"{after.kata} no longer passes.")
+    if solved == total and any(b.clock != "solved" for b, _ in pairs):
         lines.append(Text("Every question passes: the interview clock is stopped.",
                           style="bold green") + " `kata submit` ends the interview.")
     if interview.used is not None:

@@ -15,7 +15,7 @@ from rich.text import Text
 from graders.engine.grammar import count, times
 from practice import catalogue, clock, history, paths, term
 from practice.clock import elapsed
-from practice.store import records
+from practice.store import Attempt, Event, Grading, records
 from practice.views.attempt import attempt_result
 from practice.views.report import summary
 
@@ -48,16 +48,16 @@ def overview(s, kata: str | None = None) -> Text:
     return term.join(lines)
 
 
-def _attempts_table(attempts: list[dict], t: float) -> Text:
+def _attempts_table(attempts: list[Attempt], t: float) -> Text:
     rows = []
     for a in attempts:
-        used = a["time_used"] if a["time_used"] is not None else elapsed(a, t)
-        result = attempt_result(a) + (", a restart" if a["restarted_from"] else "")
-        rows.append([a["kata"], str(a["n"]), clock.when(a["started_at"]),
-                     "mock" if a["mode"] == "mock" else "practice", clock.fmt(used), result,
-                     times(a["n_gradings"]), str(a["hints"]),
-                     "viewed" if a["solution_viewed"] else "-",
-                     paths.shown(a["archive"] or a["path"])])
+        used = a.time_used if a.time_used is not None else elapsed(a, t)
+        result = attempt_result(a) + (", a restart" if a.restarted_from else "")
+        rows.append([a.kata, str(a.n), clock.when(a.started_at),
+                     "mock" if a.mode == "mock" else "practice", clock.fmt(used), result,
+                     times(a.n_gradings), str(a.hints),
+                     "viewed" if a.solution_viewed else "-",
+                     paths.shown(a.archive or a.path)])
     header = ["kata", "#", "started", "mode", "time", "result", "graded", "hints",
               "solution", "file"]
     # When narrow: cut the file's path from the left, then leave out the least needed.
@@ -69,34 +69,35 @@ def failed_mark() -> str:
     return FAILED[0] if term.can_encode(FAILED[0]) else FAILED[1]
 
 
-def progress(attempts: list[dict]) -> Text:
+def progress(attempts: list[Attempt]) -> Text:
     """One line per kata: a bar per finished attempt, as high as the time it took to pass
     against its budget, and the times themselves."""
     rows = []
     for k in catalogue.katas():
-        done = [a for a in attempts if a["kata"] == k.name and a["state"] != "open"]
+        done = [a for a in attempts if a.kata == k.name and a.state != "open"]
         if not done:
             continue
-        times = [clock.fmt(a["time_used"] or 0) for a in done if a["passed"]]
+        times = [clock.fmt(a.time_used or 0) for a in done if a.passed]
         passed = f"passed {len(times)} of {len(done)}"
         arrow = " → " if term.can_encode("→") else " -> "
         said = f"{passed}: {arrow.join(times[-6:])}" if times else passed
-        rows.append([k.name, spark(done), said + f" (budget {k.minutes} min)"])
+        bars = spark([(a.passed, a.time_used, a.budget, a.overtime) for a in done])
+        rows.append([k.name, bars, said + f" (budget {k.minutes} min)"])
     return term.columns(rows, squeeze={2: 12})
 
 
-def spark(done: list[dict]) -> Text:
-    """A bar per finished attempt (`passed`, `time_used`, `budget`, `overtime`), as high as
-    the time it took to pass against its budget; a cross for one not passed."""
+def spark(done: list[tuple]) -> Text:
+    """A bar per finished attempt, each as (passed, time used, budget, over time), as high
+    as the time it took to pass against its budget; a cross for one not passed."""
     bars = BARS[0] if term.can_encode(BARS[0]) else BARS[1]
     out = Text()
-    for a in done:
-        if not a["passed"]:
+    for passed, used, budget, overtime in done:
+        if not passed:
             out.append(failed_mark(), style="red")
             continue
-        share = min(1.0, (a["time_used"] or 0) / (a["budget"] or 1))
+        share = min(1.0, (used or 0) / (budget or 1))
         out.append(bars[max(0, math.ceil(share * len(bars)) - 1)],
-                   style="red" if a["overtime"] else "green")
+                   style="red" if overtime else "green")
     return out
 
 
@@ -121,22 +122,22 @@ REPLAYED_EVENTS = ("pause", "unpause", "hint", "solution", "compare", "solved", 
 
 def replay(s, kata: str, number: int, full: bool = False) -> Text:
     attempts = history.attempts_of(s, kata)
-    match = [a for a in attempts if a["n"] == number]
+    match = [a for a in attempts if a.n == number]
     if not match:
         raise click.UsageError(
             f"{kata} has {count(len(attempts), 'attempt')}; there is no attempt {number}")
     a, k, t = match[0], catalogue.get(kata), clock.now()
-    mode = f"mock interview #{a['mock_id']}" if a["mode"] == "mock" else "practice"
-    used = a["time_used"] if a["time_used"] is not None else elapsed(a, t)
+    mode = f"mock interview #{a.mock_id}" if a.mode == "mock" else "practice"
+    used = a.time_used if a.time_used is not None else elapsed(a, t)
     lines: list[Text | str] = [
         Text(f"{kata} attempt {number}", style="bold")
-        + f" ({mode}), started {clock.when(a['started_at'])}: {attempt_result(a)}, "
-          f"{clock.fmt(used)} of {clock.fmt(a['budget'])}",
-        f"File: {paths.shown(a['archive'] or a['path'])}"]
-    if a["restarted_from"]:
+        + f" ({mode}), started {clock.when(a.started_at)}: {attempt_result(a)}, "
+          f"{clock.fmt(used)} of {clock.fmt(a.budget)}",
+        f"File: {paths.shown(a.archive or a.path)}"]
+    if a.restarted_from:
         lines.append("A restart: the attempt before it was archived with `--fresh`.")
-    timeline = [("event", e["at"], e) for e in records.events_of(s, a["id"], REPLAYED_EVENTS)]
-    timeline += [("check", c["at"], c) for c in records.gradings(s, a["id"])]
+    timeline = [("event", e.at, e) for e in records.events_of(s, a.id, REPLAYED_EVENTS)]
+    timeline += [("check", c.at, c) for c in records.gradings(s, a.id)]
     timeline.sort(key=lambda x: (x[1], 0 if x[0] == "check" else 1))
     previous, n = None, 0
     for kind, at, item in timeline:
@@ -145,7 +146,7 @@ def replay(s, kata: str, number: int, full: bool = False) -> Text:
             continue
         n += 1
         lines += _grading_lines(n, item, previous, full)
-        previous = source_text(item["code"])
+        previous = source_text(item.code)
     if n == 0:
         lines += ["", "This attempt was never graded."]
     return term.join(lines)
@@ -163,19 +164,19 @@ def source_text(code: bytes | str) -> str:
     return code.replace("\r\n", "\n").replace("\r", "\n")  # as Python reads lines
 
 
-def _grading_lines(n: int, item: dict, previous: str | None, full: bool) -> list[Text | str]:
+def _grading_lines(n: int, item: Grading, previous: str | None, full: bool) -> list[Text | str]:
     """One grading of a replay: its result, what failed, and its code (whole the first
     time or with --full, else as a diff against the grading before)."""
     rep = records.stored_report(item)
-    head = Text(f"grading {n} at {clock.fmt(item['clock'])} on the clock ({item['command']}): "
-                + summary(rep).plain, style="bold green" if item["passed"] else "bold")
+    head = Text(f"grading {n} at {clock.fmt(item.clock)} on the clock ({item.command}): "
+                + summary(rep).plain, style="bold green" if item.passed else "bold")
     lines: list[Text | str] = ["", head]
     fails = rep.failing
     if fails:
         lines.append("  failing: " + "; ".join(fails))
     if rep.diagnosis:
         lines.append(f"  likely cause: {rep.diagnosis}")
-    code = source_text(item["code"])
+    code = source_text(item.code)
     if previous is None or full:
         lines.append(textwrap.indent(code.rstrip("\n") or "(empty file)", "    |",
                                      lambda line: True))
@@ -190,8 +191,8 @@ def _grading_lines(n: int, item: dict, previous: str | None, full: bool) -> list
     return lines
 
 
-def _event_text(e: dict, k: catalogue.Kata) -> str:
-    kind, detail = e["kind"], e["detail"]
+def _event_text(e: Event, k: catalogue.Kata) -> str:
+    kind, detail = e.kind, e.detail
     if kind == "hint":
         i = int(detail or 0)
         return f"hint {i}: {k.hints[i - 1] if 0 < i <= len(k.hints) else ''}"

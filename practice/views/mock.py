@@ -25,12 +25,12 @@ if TYPE_CHECKING:
 def mock_started(res: MockStarted) -> Text:
     """`kata mock`: the interview's clock and every question with its file."""
     m, attempts = res.mock, res.attempts
-    how = f"seed {m['seed']}" if m["seeded"] else "the katas you most need"
+    how = f"seed {m.seed}" if m.seeded else "the katas you most need"
     lines: list[Text | str] = paused(res.paused)
-    lines.append(Text(f"{'Strict mock' if m['strict'] else 'Mock'} interview #{m['id']}: "
-                      f"{count(len(attempts), 'question')}, {clock.fmt(m['budget'])} on one "
+    lines.append(Text(f"{'Strict mock' if m.strict else 'Mock'} interview #{m.id}: "
+                      f"{count(len(attempts), 'question')}, {clock.fmt(m.budget)} on one "
                       "clock", style="bold") + f" ({how}).")
-    if m["strict"]:
+    if m.strict:
         lines.append(f"Each question may be graded {STRICT_GRADINGS} times, and a grading shows "
                      "only which checks fail. No hints or solutions. `kata submit NAME` submits "
                      "a question, once; `kata submit` submits the rest and ends the interview.")
@@ -39,9 +39,9 @@ def mock_started(res: MockStarted) -> Text:
                      "re-grades every question; `kata check` grades them all; `kata submit` ends "
                      "the interview.")
     for i, a in enumerate(attempts, 1):
-        k = catalogue.get(a["kata"])
+        k = catalogue.get(a.kata)
         lines += ["", Text(f"Question {i}: {k.name}: {k.title}", style="bold") + f" "
-                  f"({k.minutes} min)", "", question(k), "", Text("Edit:  ") + path(a["path"])]
+                  f"({k.minutes} min)", "", question(k), "", Text("Edit:  ") + path(a.path)]
     return term.join(lines)
 
 
@@ -61,24 +61,24 @@ def mock_report(data: MockReport, with_follow_ups: bool = True) -> Text:
     `with_follow_ups` is False: `kata submit` asks them one at a time, practice.followups)."""
     sym, m = symbols(), data.mock
     reason = {"deadline": "ended at the deadline", "submitted": "submitted"}.get(
-        m.get("end_reason") or "", "")
-    how = f"seed {m['seed']}" if m["seeded"] else "the katas you most needed"
+        m.end_reason or "", "")
+    how = f"seed {m.seed}" if m.seeded else "the katas you most needed"
     lines: list[Text | str] = [
-        Text(f"Interview report: {'strict ' if m['strict'] else ''}mock interview #{m['id']} "
+        Text(f"Interview report: {'strict ' if m.strict else ''}mock interview #{m.id} "
              f"({how})", style="bold"),
-        f"Time used: {clock.fmt(m['time_used'] or 0)} of {clock.fmt(m['budget'])}"
+        f"Time used: {clock.fmt(m.time_used or 0)} of {clock.fmt(m.budget)}"
         + (f", {reason}" if reason else ""), ""]
     rows = []
     for q in data.questions:
         a = q.attempt
         mark = Text(sym["pass"], style="green") if q.passed else Text(sym["fail"], style="red")
-        t_used = a["time_used"] if a["time_used"] is not None else a["elapsed"]
-        how = (f"{q.asked} of {STRICT_GRADINGS}, then submitted" if m["strict"] else
+        t_used = a.time_used if a.time_used is not None else a.elapsed
+        how = (f"{q.asked} of {STRICT_GRADINGS}, then submitted" if m.strict else
                times(q.n_gradings))
-        rows.append([mark + f" {a['kata']}", _mock_result(q.report), clock.fmt(t_used or 0),
+        rows.append([mark + f" {a.kata}", _mock_result(q.report), clock.fmt(t_used or 0),
                      how])
     lines.append(term.columns(rows, ["  kata", "result", "time",
-                                     "gradings used" if m["strict"] else "graded"]))
+                                     "gradings used" if m.strict else "graded"]))
     for q in data.questions:
         lines += _mock_notes(q)
     if not with_follow_ups:
@@ -95,14 +95,14 @@ def question_submitted(res: QuestionSubmitted) -> Text:
     """`kata submit NAME` in a strict interview that goes on."""
     a, rep = res.attempt, res.report
     return term.join([
-        graded(f"{a['kata']}: submitted", a["path"], rep),
-        f"{a['kata']} used {res.used} of its {STRICT_GRADINGS} gradings. "
+        graded(f"{a.kata}: submitted", a.path, rep),
+        f"{a.kata} used {res.used} of its {STRICT_GRADINGS} gradings. "
         f"{count(res.left, 'question')} still open; `kata submit` submits "
         f"{'it' if res.left == 1 else 'them'} and ends the interview."])
 
 
 def _mock_notes(q: Question) -> list[str]:
-    kata, rep = q.attempt["kata"], q.report
+    kata, rep = q.attempt.kata, q.report
     lines = [f"  {kata}: {q.note}"] if q.note else []
     if rep and rep.untouched:
         lines.append(f"  {kata}: not implemented yet")

@@ -55,7 +55,8 @@ def _row(r: dict) -> list:
     else:
         said = f"best {clock.fmt(r['best'])} of {k.minutes} min" + (
             "" if r["passed_within_budget"] else ", never within budget")
-    return ["  " + r["kata"], spark(r["last"]) if r["last"] else Text("-"), said]
+    bars = spark([(a["passed"], a["time_used"], a["budget"], a["overtime"]) for a in r["last"]])
+    return ["  " + r["kata"], bars if r["last"] else Text("-"), said]
 
 
 def _due(fig: dict, t: float) -> Text:

@@ -22,9 +22,9 @@ def started(k, res: Started, t: float) -> Text:
     lines: list[Text | str] = paused(res.paused)
     if res.closed:
         c = res.closed
-        lines.append(Text(f"Archived the previous attempt ({clock.fmt(c['time_used'] or 0)} on "
+        lines.append(Text(f"Archived the previous attempt ({clock.fmt(c.time_used or 0)} on "
                           f"its clock, {attempt_result(c)}) as ")
-                     + path(res.archived or c["path"]) + ".")
+                     + path(res.archived or c.path) + ".")
     elif res.archived:
         lines.append(Text("Kept the previous file as ") + path(res.archived) + ".")
     lines += [Text(f"{k.name}: {k.title}", style="bold") + f" ({k.difficulty}, {k.minutes} min)",
@@ -42,10 +42,10 @@ def started(k, res: Started, t: float) -> Text:
     else:
         lines.append(Text("Clock started.", style="bold green"))
         if res.adopted:
-            lines.append(f"{paths.shown(a['path'])} was already there with no session, so it "
+            lines.append(f"{paths.shown(a.path)} was already there with no session, so it "
                          "is your attempt as it stands; `kata start NAME --fresh` archives it "
                          "and starts from the stub.")
-    lines += [Text("Edit:  ") + path(a["path"]), Text("Clock: ") + clock_text(a, t),
+    lines += [Text("Edit:  ") + path(a.path), Text("Clock: ") + clock_text(a, t),
               "Then `kata check` grades it, `kata watch` re-grades on every save, "
               "`kata hint` gives a hint, `kata submit` finishes."]
     return term.join(lines)
@@ -54,15 +54,15 @@ def started(k, res: Started, t: float) -> Text:
 def resumed(res: Started, t: float) -> Text:
     a = res.attempt
     word = "Resumed" if res.was == "paused" else "Back to"
-    return term.join(paused(res.paused) + [Text(f"{word} {a['kata']}: ") + clock_text(a, t)
-                                     + ". Edit " + path(a["path"]) + "."])
+    return term.join(paused(res.paused) + [Text(f"{word} {a.kata}: ") + clock_text(a, t)
+                                     + ". Edit " + path(a.path) + "."])
 
 
 def reset_done(k, res: Reset) -> Text:
     lines: list[Text | str] = []
     if res.closed:
         c = res.closed
-        lines.append(f"Closed the attempt in progress ({clock.fmt(c['time_used'] or 0)} on "
+        lines.append(f"Closed the attempt in progress ({clock.fmt(c.time_used or 0)} on "
                      f"its clock, {attempt_result(c)}).")
     if res.archived:
         lines.append(Text("Archived the old file as ") + path(res.archived) + ".")

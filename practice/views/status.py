@@ -8,11 +8,12 @@ from rich.text import Text
 
 from graders.engine.grammar import times
 from practice import catalogue, clock, term
+from practice.store import LastResult
 from practice.targets import MockInProgress, NothingInProgress, PracticeInProgress
 from practice.views.attempt import clock_text, path, result_text
 
 
-def kata_list(statuses: dict, best: dict, last: dict) -> Text:
+def kata_list(statuses: dict[str, str], best: dict[str, float], last: dict[str, LastResult]) -> Text:
     """`kata list`: one kata a line, its name first, in the order of the path."""
     rows = [[k.name, k.group or "-", k.title, k.difficulty, f"{k.minutes} min",
              statuses[k.name], clock.fmt(best[k.name]) if k.name in best else "-",
@@ -26,10 +27,10 @@ def status(view: MockInProgress | PracticeInProgress | NothingInProgress, t: flo
     """`kata status` from `targets.status()`."""
     if isinstance(view, MockInProgress):
         m = view.mock
-        lines: list[Text | str] = [Text(f"Mock interview #{m['id']}", style="bold") + ": "
+        lines: list[Text | str] = [Text(f"Mock interview #{m.id}", style="bold") + ": "
                                    + clock_text(m, t)]
         for a, last in view.questions:
-            lines.append(Text(f"  {a['kata']:<24} ") + path(a["path"])
+            lines.append(Text(f"  {a.kata:<24} ") + path(a.path)
                          + f"  last grading: {result_text(last)}")
         lines.append("Hints and solutions wait until it ends; `kata submit` ends it.")
         return term.join(lines)
@@ -37,15 +38,15 @@ def status(view: MockInProgress | PracticeInProgress | NothingInProgress, t: flo
         nxt = view.next
         return Text("No kata in progress." + (
             f" Next up: {nxt.kata} ({nxt.reason}); `kata start {nxt.kata}`." if nxt else ""))
-    a, last, k = view.attempt, view.last, catalogue.get(view.attempt["kata"])
-    after_pass = view.hints_shown - a["hints"]
-    lines = [Text(f"{a['kata']}: {k.title}", style="bold"),
-             Text("  file:   ") + path(a["path"]), Text("  clock:  ") + clock_text(a, t),
+    a, last, k = view.attempt, view.last, catalogue.get(view.attempt.kata)
+    after_pass = view.hints_shown - a.hints
+    lines = [Text(f"{a.kata}: {k.title}", style="bold"),
+             Text("  file:   ") + path(a.path), Text("  clock:  ") + clock_text(a, t),
              f"  graded: {times(view.n_gradings)}, last: "
-             f"{result_text(last)}" + (f" at {clock.when(last['at'])}" if last else ""),
-             f"  hints:  {a['hints']} of {len(k.hints)}"
+             f"{result_text(last)}" + (f" at {clock.when(last.at)}" if last else ""),
+             f"  hints:  {a.hints} of {len(k.hints)}"
              + (f" (and {after_pass} after passing, not counted)" if after_pass > 0 else "")
-             + ("; solution viewed" if a["solution_viewed"] else "")]
-    lines += [Text(f"Also in progress: {o['kata']}; its clock: ") + clock_text(o, t)
+             + ("; solution viewed" if a.solution_viewed else "")]
+    lines += [Text(f"Also in progress: {o.kata}; its clock: ") + clock_text(o, t)
               for o in view.others]
     return term.join(lines)

@@ -22,6 +22,7 @@ from rich.text import Text
 from graders.engine.grammar import count
 from graders.engine.report import Report
 from practice import clock, paths, term
+from practice.store import Attempt, Mock
 from practice.views.attempt import clock_text
 from practice.views.report import Part, parts, report, summary, symbols
 
@@ -39,7 +40,7 @@ class Screen:
 
     def __init__(self, targets: list, how: str, interval: float):
         self.targets, self.how, self.interval = targets, how, interval
-        self.clock: tuple[str, dict] | None = None  # ("Clock: ", the attempt) or the interview's
+        self.clock: tuple[str, Attempt | Mock] | None = None  # ("Clock: ", the attempt) or the interview's
         self.shown: str | None = None   # the screen on display, as written
         self.top: str | None = None     # its first line, the clock, as written
         self.lock = threading.Lock()    # the ticking thread writes too
@@ -101,7 +102,7 @@ def body(targets: list, room: int, cols: int) -> list[Text]:
     failing = [t for t in targets if not passes(t)]
     for n, t in enumerate(failing or targets):
         if len(targets) > 1:
-            pieces.append((HEADER, n, [Text(f"{t.attempt['kata']}:", style="bold")]))
+            pieces.append((HEADER, n, [Text(f"{t.attempt.kata}:", style="bold")]))
         pieces += [(_keep(part), n, part.lines) for part in parts(report_of(t), room=cols)]
     if not failing and all(t.report for t in targets):
         done = ("Every question passes: `kata submit` ends the interview." if len(targets) > 1
@@ -115,7 +116,7 @@ def status_line(t) -> Text:
     """One line: the attempt, how its last grading went (or the one under way), its file
     last (the first thing cut on a narrow terminal)."""
     sym = symbols()
-    name, where = t.attempt["kata"], Text(f"  {paths.shown(t.path)}", style="dim")
+    name, where = t.attempt.kata, Text(f"  {paths.shown(t.path)}", style="dim")
     if t.partial is not None:
         done = count(len(t.partial), "check")
         return Text.assemble((sym["todo"], "yellow"), f" {name}  ", (f"grading: {done} done", "yellow")) + where
@@ -139,8 +140,8 @@ def passes(t) -> bool:
 def report_of(t) -> Report:
     """The report to detail: the checks of the grading under way, else the last report."""
     if t.partial is not None:
-        return Report(t.attempt["kata"], list(t.partial))
-    return t.report or Report(t.attempt["kata"], [])
+        return Report(t.attempt.kata, list(t.partial))
+    return t.report or Report(t.attempt.kata, [])
 
 
 def _keep(part: Part) -> float:
@@ -195,7 +196,7 @@ def _height(line: Text, cols: int) -> int:
 def block(t) -> Text:
     """A grading as `kata check` prints it, with the time it was graded (`t`: a target of
     practice.watch)."""
-    head = Text(f"{t.attempt['kata']}: {paths.shown(t.path)}", style="bold")
+    head = Text(f"{t.attempt.kata}: {paths.shown(t.path)}", style="bold")
     if t.report is None:
         return term.join([head, f"  ({t.missing_report()})"])
     when = time.strftime("%H:%M:%S", time.localtime(t.graded_at)) if t.graded_at else "-"
