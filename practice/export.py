@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import TypedDict
 
 from practice import catalogue, clock, history
 from practice.store import Event, Grading, records
@@ -36,7 +37,19 @@ COLUMNS = ("record", "id", "kata", "mock_id", "attempt_id", "n", "mode", "positi
            "number", "text", "round", "question", "rating", "answer")
 
 
-def everything(s) -> dict:
+class History(TypedDict):
+    """The whole history, as plain JSON-ready data (the module's docstring says what each
+    holds)."""
+    format: int
+    exported_at: float
+    mocks: list[dict]
+    attempts: list[dict]
+    gradings: list[dict]
+    hints: list[dict]
+    ratings: list[dict]
+
+
+def everything(s) -> History:
     """The whole history, as plain JSON-ready data."""
     return {"format": FORMAT, "exported_at": clock.now(),
             "mocks": [m.to_dict() for m in records.mocks(s)],
@@ -64,11 +77,11 @@ def _hint(e: Event) -> dict:
             "number": number, "text": text}
 
 
-def as_json(data: dict) -> str:
+def as_json(data: History) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def as_csv(data: dict) -> str:
+def as_csv(data: History) -> str:
     """One row per record, its kind first (see the module's docstring)."""
     rows = [dict(row, record=kind) for key, kind in KINDS.items() for row in data[key]]
     columns = list(COLUMNS)

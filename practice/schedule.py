@@ -18,6 +18,10 @@ then the rest.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from practice.store import Attempt, Rating
 
 DAY = 86400.0
 FIRST_INTERVAL = {3: 1.0, 4: 2.0, 5: 4.0}
@@ -43,7 +47,7 @@ class Due:
         return (2, self.due_at - now)
 
 
-def quality(a: dict) -> int | None:
+def quality(a: Attempt) -> int | None:
     """The quality of one finished attempt, or None if it says nothing (abandoned unchecked)."""
     if not a.passed:
         if a.end_reason in ("fresh", "reset") and not a.n_gradings:
@@ -73,10 +77,10 @@ def rated_quality(ratings: list[str]) -> int:
     return 5 if share == 1 else 4 if share >= 0.75 else 3 if share >= 0.5 else 2 if share > 0 else 1
 
 
-def _steps(attempts: list[dict], ratings: list[dict]) -> list[tuple[float, str, int]]:
+def _steps(attempts: list[Attempt], ratings: list[Rating]) -> list[tuple[float, str, int]]:
     """(when, "attempt" or "round", quality) for one kata, in the order they ended."""
     steps = [(a.ended_at, "attempt", q) for a in attempts if (q := quality(a)) is not None]
-    rounds: dict[float, list[dict]] = {}
+    rounds: dict[float, list[Rating]] = {}
     for r in ratings:
         rounds.setdefault(r.round, []).append(r)
     steps += [(max(r.at for r in rs), "round", rated_quality([r.rating for r in rs]))
@@ -84,12 +88,12 @@ def _steps(attempts: list[dict], ratings: list[dict]) -> list[tuple[float, str, 
     return sorted(steps)
 
 
-def plan(kata_names: list[str], finished: list[dict], now: float,
-         in_progress: frozenset[str] = frozenset(), ratings: list[dict] = ()) -> list[Due]:
+def plan(kata_names: list[str], finished: list[Attempt], now: float,
+         in_progress: frozenset[str] = frozenset(), ratings: list[Rating] = ()) -> list[Due]:
     """Every kata, most needed first. `finished`: ended attempts, any order; `ratings`: the
     ratings of follow-up answers; katas in `in_progress` say so in their reason (their rank
     is unchanged). A kata is tried once an attempt at it has ended."""
-    by_kata: dict[str, tuple[list[dict], list[dict]]] = {k: ([], []) for k in kata_names}
+    by_kata: dict[str, tuple[list[Attempt], list[Rating]]] = {k: ([], []) for k in kata_names}
     for a in finished:
         if a.kata in by_kata and a.ended_at:
             by_kata[a.kata][0].append(a)

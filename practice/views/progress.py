@@ -7,11 +7,11 @@ from rich.text import Text
 
 from graders.engine.grammar import count
 from practice import catalogue, clock, schedule, term
-from practice.progress import LAST
+from practice.progress import LAST, Figures, KataFigures
 from practice.views.history import due_text, failed_mark, spark
 
 
-def readiness(fig: dict) -> Text:
+def readiness(fig: Figures) -> Text:
     """`kata progress`: every section, from the figures of practice.progress."""
     t = clock.now()
     lines: list[Text | str] = [
@@ -46,7 +46,7 @@ def readiness(fig: dict) -> Text:
     return term.join(lines)
 
 
-def _row(r: dict) -> list:
+def _row(r: KataFigures) -> list:
     k = catalogue.get(r["kata"])
     if not r["attempts"]:
         said = "not tried"
@@ -59,7 +59,7 @@ def _row(r: dict) -> list:
     return ["  " + r["kata"], bars if r["last"] else Text("-"), said]
 
 
-def _due(fig: dict, t: float) -> Text:
+def _due(fig: Figures, t: float) -> Text:
     if fig["due"]:
         rows = [["  " + d["kata"], "due now" if not d["overdue_days"] else
                  f"overdue by {count(d['overdue_days'], 'day')}", d["reason"]]

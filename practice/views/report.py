@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
+from typing import TypedDict
 
 from rich.text import Text
 
@@ -19,7 +20,11 @@ from practice import paths, term
 from practice.views import efficiency, picture
 
 
-def symbols() -> dict[str, str]:
+# The marks of a check: passed, failed, waiting (todo), not run (skip), and a dot.
+Symbols = TypedDict("Symbols", {"pass": str, "fail": str, "todo": str, "skip": str, "dot": str})
+
+
+def symbols() -> Symbols:
     if term.can_encode("✓✗…·–"):
         return {"pass": "✓", "fail": "✗", "todo": "…", "skip": "–", "dot": "·"}
     return {"pass": "ok", "fail": "X", "todo": "..", "skip": "-", "dot": "|"}
@@ -107,7 +112,7 @@ def _printed(out: str) -> list[Text]:
     return lines
 
 
-def _check_parts(c: CheckResult, sym: dict, repro: bool, room: int | None,
+def _check_parts(c: CheckResult, sym: Symbols, repro: bool, room: int | None,
                  first: bool) -> list[Part]:
     name = c.name
     if c.status is Status.PASSED:
