@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TypedDict
 
 try:  # Python 3.11+
     import tomllib
@@ -75,6 +76,21 @@ class Kata:
 
 class CatalogueError(ValueError):
     """katas/catalogue.toml cannot be read as the catalogue: which kata, which key, what is wrong."""
+
+
+class Entry(TypedDict, total=False):
+    """A `[[kata]]` table of the catalogue as it is written (SCHEMA says what each key must
+    hold; `kata dev check` reads entries that may not)."""
+    name: str
+    title: str
+    writes: str
+    group: str
+    difficulty: str
+    minutes: int
+    hints: list[str]
+    hint_checks: list[list[str]]
+    traps: list[str]
+    follow_ups: list
 
 
 # What every entry holds: key -> (what it must be, required). Checked when the catalogue is read,
@@ -188,7 +204,7 @@ def _parsed(text: str) -> dict:
         raise CatalogueError(f"{CATALOGUE} cannot be read: {e}") from None
 
 
-def _checked(data: dict) -> list[dict]:
+def _checked(data: dict) -> list[Entry]:
     found = problems(data)
     if found:
         kata, what = found[0]
@@ -197,7 +213,7 @@ def _checked(data: dict) -> list[dict]:
     return data["kata"]
 
 
-def _entry(entry: dict) -> Kata:
+def _entry(entry: Entry) -> Kata:
     return Kata(
         name=entry["name"],
         title=entry["title"],

@@ -42,7 +42,7 @@ def _catalogue(root: Path) -> dict:
         return tomllib.load(f)
 
 
-def entries(root: Path) -> list[dict]:
+def entries(root: Path) -> list[catalogue.Entry]:
     """The catalogue's entries of the repository at `root` (those with a name)."""
     return [e for e in _catalogue(Path(root)).get("kata", []) if isinstance(e, dict) and isinstance(e.get("name"), str)]
 
@@ -88,7 +88,7 @@ def check(root: Path) -> list[Fault]:
     return faults
 
 
-def _follow_ups(entry: dict) -> list[str]:
+def _follow_ups(entry: catalogue.Entry) -> list[str]:
     """Every follow-up is a table with a model answer (`kata followups NAME --answers` shows
     it); one answered with a number says what the number counts, for the prompt."""
     out = []
@@ -111,7 +111,7 @@ def _orphans(root: Path, names: list[str]) -> list[Fault]:
     return [Fault("files", f"{p} belongs to no kata of the catalogue") for p in sorted(found)]
 
 
-def _kata(root: Path, entry: dict) -> list[str]:
+def _kata(root: Path, entry: catalogue.Entry) -> list[str]:
     name = entry["name"]
     paths = {"stub": root / "katas" / f"{name}.py", "reference": root / "solutions" / f"{name}.py",
              "grader": root / "graders" / name / "grader.py", "domain": root / "graders" / name / "domain.py",
@@ -141,7 +141,7 @@ def _functions(path: Path) -> dict[str, ast.FunctionDef]:
     return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
 
 
-def _stub(stub: Path, reference: Path, entry: dict) -> list[str]:
+def _stub(stub: Path, reference: Path, entry: catalogue.Entry) -> list[str]:
     asked, answered = _functions(stub), _functions(reference)
     for path, fns in ((stub, asked), (reference, answered)):
         if "<file>" in fns:
@@ -179,7 +179,7 @@ def _check_ids(grader: Path) -> set[str]:
         isinstance(d, ast.Call) and getattr(d.func, "id", "") == "check" for d in n.decorator_list)}
 
 
-def _hint_checks(entry: dict, known: set[str]) -> list[str]:
+def _hint_checks(entry: catalogue.Entry, known: set[str]) -> list[str]:
     """Every hint names the checks it helps with, and each of them exists."""
     hints, lists = entry.get("hints") or [], entry.get("hint_checks")
     if not isinstance(lists, list):
@@ -344,7 +344,7 @@ def _load(module_name: str, path: Path):
     return module
 
 
-def _readme(root: Path, entries: list[dict]) -> list[Fault]:
+def _readme(root: Path, entries: list[catalogue.Entry]) -> list[Fault]:
     try:
         text = (root / "README.md").read_text(encoding="utf-8")
     except OSError:

@@ -16,6 +16,8 @@ import ast
 import re
 from pathlib import Path
 
+from practice.catalogue import Entry
+
 TABLE_HEAD = "| kata | what you write | level | minutes |\n|---|---|---|---|\n"
 BUDGET = re.compile(r"Time budget: \d+ minutes\.")
 
@@ -43,14 +45,14 @@ def with_budget(reference: str, minutes: int) -> str:
     return BUDGET.sub(f"Time budget: {minutes} minutes.", reference)
 
 
-def table(entries: list[dict]) -> str:
+def table(entries: list[Entry]) -> str:
     """The README's table of katas, from the catalogue's entries."""
     rows = [f"| `{e['name']}` | {e.get('writes', '')} | {e.get('difficulty', '')} | {e.get('minutes', '')} |\n"
             for e in entries]
     return TABLE_HEAD + "".join(rows)
 
 
-def readme_with_table(readme: str, entries: list[dict]) -> str:
+def readme_with_table(readme: str, entries: list[Entry]) -> str:
     """The README's text with its table of katas written from the catalogue."""
     start = readme.find(TABLE_HEAD)
     if start < 0:
@@ -60,7 +62,7 @@ def readme_with_table(readme: str, entries: list[dict]) -> str:
     return readme[:start] + table(entries) + readme[end:]
 
 
-def derived(root: Path, entries: list[dict]) -> dict[Path, str]:
+def derived(root: Path, entries: list[Entry]) -> dict[Path, str]:
     """Every derived file of the repository at `root`, as `update` would write it."""
     out: dict[Path, str] = {}
     for e in entries:
@@ -79,13 +81,13 @@ def derived(root: Path, entries: list[dict]) -> dict[Path, str]:
     return out
 
 
-def drift(root: Path, entries: list[dict]) -> list[Path]:
+def drift(root: Path, entries: list[Entry]) -> list[Path]:
     """The derived files that differ from what `update` would write."""
     return [p for p, text in derived(root, entries).items()
             if not p.is_file() or p.read_text(encoding="utf-8") != text]
 
 
-def update(root: Path, entries: list[dict]) -> list[Path]:
+def update(root: Path, entries: list[Entry]) -> list[Path]:
     """Write every derived file that has drifted; the paths written."""
     written = []
     for path, text in derived(root, entries).items():
