@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 class Row:
     """What every record can do: be made from a row of sqlite3, and be plain data again."""
 
-    EXTRA: tuple[str, ...] = ()  # fields a query adds to the table's columns (None: not asked for)
+    EXTRA: ClassVar[tuple[str, ...]] = ()  # fields a query adds to the columns (None: not asked for)
 
     @classmethod
     def of(cls, row: dict):

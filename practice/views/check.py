@@ -49,7 +49,7 @@ class Progress:
         self.live.start(refresh=True)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *_exc) -> None:
         self.live.stop()
 
     def add(self, check: CheckResult) -> None:
