@@ -18,10 +18,20 @@ if TYPE_CHECKING:  # types only: `kata check` loads this module while it grades
     from practice.mock import Interview, MockReport, MockStarted, Question
     from practice.sessions import Reset, Started
     from practice.strict import QuestionSubmitted
-from practice.mock import STRICT_GRADINGS
 from graders.engine.grammar import count, times, verb
-from practice.render import (attempt_result, clock_text, follow_ups, gradings, path, question, report,
-                             result_text, summary, symbols)
+from practice.mock import STRICT_GRADINGS
+from practice.render import (
+    attempt_result,
+    clock_text,
+    follow_ups,
+    gradings,
+    path,
+    question,
+    report,
+    result_text,
+    summary,
+    symbols,
+)
 
 
 def attempt_label(a: dict) -> str:

@@ -3,7 +3,12 @@ command line imports the project's modules by their names."""
 from __future__ import annotations
 
 import ast
+import importlib.util
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PARTS = ("kata.py", "practice", "graders", "katas", "solutions")
@@ -125,3 +130,13 @@ def test_no_module_imports_another_modules_private_name():
 def test_the_private_import_finder_finds_one():
     source = "from graders.engine.wording import _Words, Words\nfrom practice import render\nfrom os import _exit\n"
     assert private_imports(source) == ["graders.engine.wording import _Words"]
+
+
+@pytest.mark.parametrize("tool", [["ruff", "check", "."], ["vulture"]], ids=["ruff", "vulture"])
+def test_the_tools_find_nothing(tool):
+    """ruff (unused and undefined names, imports in order) and vulture (dead code) pass on the
+    tree, with pyproject.toml's settings; both come with the `dev` extra (pip install -e '.[dev]')."""
+    if importlib.util.find_spec(tool[0]) is None:
+        pytest.fail(f"{tool[0]} is not installed: pip install -e '.[dev]' installs what the tests need")
+    run = subprocess.run([sys.executable, "-m", *tool], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from practice import paths, schedule
-from practice.schedule import DAY
 from practice.clock import elapsed
+from practice.schedule import DAY
 
 NAMES = ["a", "b", "c", "d"]
 NOW = 1_750_000_000.0

@@ -234,7 +234,7 @@ def _limit(megabytes: int, own_uid: bool) -> None:
         limits.append((resource.RLIMIT_NPROC, PROCESSES + (0 if own_uid else _tasks())))
     for limit, value in limits:
         try:
-            soft, hard = resource.getrlimit(limit)
+            _, hard = resource.getrlimit(limit)
             if hard != resource.RLIM_INFINITY:
                 value = min(value, hard)
             resource.setrlimit(limit, (value, value))

@@ -87,13 +87,6 @@ def type_problem(got: Any, want: Any, what: str = "the result", path: tuple = ()
     return None
 
 
-def expect_type(got: Any, want: Any, what: str) -> None:
-    """`got` is of a type the contract allows where the reference answered `want`."""
-    problem = type_problem(got, want, what)
-    if problem:
-        raise CheckFailed(problem, kind="type")
-
-
 # ----------------------------------------------------------------------------- every call
 
 def enforce(impl, ref, calls: list[Call]) -> None:

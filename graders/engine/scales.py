@@ -19,8 +19,6 @@ import numpy as np
 
 from graders.engine.wording import R_FACTOR, R_PRECISION, Finding, Words
 
-SAME_FACTOR = 1e-6                               # the numbers of one slice agree within this
-
 
 def slice_factors(G: np.ndarray, W: np.ndarray, w: Words) -> list[Finding]:
     """Along one axis (the last first), each slice of G is W's slice times a number of its own."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from graders.engine import grammar
 from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet  # noqa: F401
-from graders.engine.inputs import LAYOUT_CHECK, LAYOUTS, Inputs, layout_cases, with_dtypes  # noqa: F401
+from graders.engine.inputs import LAYOUT_CHECK, LAYOUTS, Inputs, with_dtypes  # noqa: F401
 from graders.engine.recorder import Candidate, Recorded, value_differs
 from graders.engine.runner import check  # noqa: F401
 from graders.engine.wire import kind_of  # noqa: F401  ("a list", "an OrderedDict": the attempt's own type, for messages)

@@ -20,7 +20,7 @@ MAX_LISTED = 6        # indices listed in a sentence at most
 
 # ranks: lower is more specific and comes first
 R_LEAD, R_SWAPPED_PARTS, R_SHAPE, R_AXES, R_PERM, R_SHIFT, R_MASK, R_FACTOR, R_OFFSET, R_INPUT, \
-    R_HELD, R_RENORM, R_CONSTANT, R_SUMS, R_PRECISION, R_PATTERN, R_COUNT = range(17)
+    R_RENORM, R_CONSTANT, R_SUMS, R_PRECISION, R_PATTERN, R_COUNT = range(16)
 
 
 @dataclass(frozen=True)
