@@ -37,15 +37,6 @@ class Finding:
 
 # ----------------------------------------------------------------------------- words
 
-def is_plural(subject: str) -> bool:
-    return grammar.is_plural(subject)  # its head noun: "the weights (scores ...)" is plural
-
-
-def _verb(subject: str, singular: str, plural: str) -> str:
-    return plural if is_plural(subject) else singular
-
-
-verb_for = _verb   # the public name, for the relation modules
 
 
 def bare_name(name: str) -> str:
@@ -116,7 +107,7 @@ class Words:
                 self.axes[k % ndim] = v
 
     def verb(self, singular: str, plural: str) -> str:
-        return _verb(self.subject, singular, plural)
+        return grammar.agrees(self.subject, singular, plural)
 
     def ax(self, k: int) -> str:
         return f"axis {k} ({self.axes[k]})" if k in self.axes else f"axis {k}"
