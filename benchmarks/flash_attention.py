@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from solutions.flash_attention import flash_attention  # noqa: E402
-
 from measure import blas_threads, describe_machine, optional_torch, peak_mib, time_ms  # noqa: E402
+
+from solutions.flash_attention import flash_attention  # noqa: E402
 
 T, D = 4096, 64
 REPEATS = 7

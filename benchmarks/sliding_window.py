@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from solutions.sliding_window import sliding_window_attention  # noqa: E402
-
 from measure import blas_threads, describe_machine, optional_torch, peak_mib, time_ms  # noqa: E402
+
+from solutions.sliding_window import sliding_window_attention  # noqa: E402
 
 LENGTHS = (4096, 16384)
 WINDOW, D = 256, 64

@@ -29,6 +29,7 @@ from practice import catalogue
 
 TEMPLATE_MARK = "TODO(kata dev new)"
 EXPLORER_CHECKS = ("explored", "invalid_calls", "call_styles", "layouts", "repeated_calls", "new_arrays")
+MIN_BUGS = 6  # a catalogue of known bugs is broad: an interviewer has seen at least this many
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,13 @@ def _grader(grader: Path, bugs: Path) -> list[str]:
     assigned = {t.id for n in btree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
     out += [f"its bugs.py defines no {name}" for name in ("BASE", "BUGS", "NEAR_MISSES") if name not in assigned]
     known = checks | set(EXPLORER_CHECKS)
+    named = [c.args[0].value for node in btree.body if isinstance(node, ast.Assign)
+             and any(getattr(t, "id", "") == "BUGS" for t in node.targets)
+             for c in ast.walk(node.value) if isinstance(c, ast.Call) and getattr(c.func, "id", "") == "Bug"
+             and c.args and isinstance(c.args[0], ast.Constant)]
+    if len(named) < MIN_BUGS:
+        out.append(f"its bugs.py knows {count(len(named), 'bug')}; an interviewer has seen at least {MIN_BUGS}")
+    out += [f"its bugs.py names the bug {b!r} twice" for b in sorted({b for b in named if named.count(b) > 1})]
     for call in ast.walk(btree):
         if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "Bug" and len(call.args) >= 2 and \
                 all(isinstance(a, ast.Constant) for a in call.args[:2]):

@@ -36,9 +36,9 @@ def stand_in_report(kata: str, path, source: bytes | None = None):
 
     raw = Path(path).read_bytes() if source is None else source
     code = raw.decode("utf-8", errors="replace")
-    ok = [CheckResult("output shapes", Status.PASSED, id="test_shapes"),
-          CheckResult("agrees with the reference", Status.PASSED, id="test_agrees"),
-          CheckResult("rows sum to 1", Status.PASSED, id="test_rows")]
+    ok = [CheckResult("output shapes", Status.PASSED, id="shape"),
+          CheckResult("agrees with the reference", Status.PASSED, id="agrees"),
+          CheckResult("rows sum to 1", Status.PASSED, id="sums_to_one")]
     if "# PASS" in code:
         return Report(kata, ok, stdout="", seconds=0.01)
     if "raise NotImplementedError" in code:
@@ -49,9 +49,9 @@ def stand_in_report(kata: str, path, source: bytes | None = None):
     return Report(kata, [
         ok[0],
         CheckResult("rows sum to 1", Status.FAILED, "weights row 3 sums to 0.74, expected 1",
-                    "import numpy as np\nx = np.ones((1, 4, 8))\nf(x)", "test_rows", kata),
+                    "import numpy as np\nx = np.ones((1, 4, 8))\nf(x)", "sums_to_one", kata),
         CheckResult("agrees with the reference", Status.FAILED, "largest difference 0.31",
-                    id="test_agrees", function=kata)],
+                    id="agrees", function=kata)],
         "future weights zeroed after the softmax without renormalising", seconds=0.01,
         observed=["the weights are the reference's with the future zeroed"])
 

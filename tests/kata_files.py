@@ -1,7 +1,6 @@
 """What the catalogue promises on disk, for the project's own tests."""
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from practice import catalogue
@@ -21,16 +20,3 @@ def alternatives() -> list[Path]:
 
 def alternative_id(path: Path) -> str:
     return f"{path.parent.parent.name}-{path.stem}"
-
-
-def functions(path: Path) -> dict[str, ast.FunctionDef]:
-    """The public top-level functions of a Python file, by name."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
-
-
-def check_ids(kata: str) -> list[str]:
-    """The checks of a kata's grader (its @check functions and the explorer's), by id."""
-    from graders.engine import files, judge
-
-    return [fn.__name__ for fn in judge.checks_of(files.grader(kata))]

@@ -8,9 +8,9 @@ import sys
 
 import click
 import pytest
+from conftest import REPO
 
 import kata
-from conftest import REPO
 from practice.cli import KataName
 
 # Runs `kata` with every process it starts through subprocess.Popen written to a log

@@ -1,6 +1,7 @@
 """`kata dev check` holds the repository to what a kata needs, and `kata dev new` starts one."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -28,13 +29,6 @@ def _faults(root: Path) -> list[str]:
     return [f"{f.kata}: {f.what}" for f in dev.check(root)]
 
 
-def test_the_repository_is_whole_as_a_process():
-    run = subprocess.run([sys.executable, "kata.py", "dev", "check"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=60)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "every kata is whole" in run.stdout
-
-
 def test_a_missing_catalogue_key_is_named_with_its_kata(tmp_path):
     root = _copy(tmp_path)
     toml = root / "katas" / "catalogue.toml"
@@ -44,6 +38,18 @@ def test_a_missing_catalogue_key_is_named_with_its_kata(tmp_path):
     faults = _faults(root)
     assert "rope: has no `difficulty` (one of easy, medium, hard)" in faults, faults
     assert "rope: has a key the catalogue does not know: `level`" in faults, faults
+
+
+def test_a_narrow_catalogue_of_bugs_and_a_name_given_twice_are_named(tmp_path):
+    root = _copy(tmp_path)
+    bugs = root / "graders" / "swiglu" / "bugs.py"
+    text = bugs.read_text()
+    names = re.findall(r'^    Bug\("([a-z_]+)"', text, flags=re.M)
+    bugs.write_text(text.replace(f'Bug("{names[1]}"', f'Bug("{names[0]}"', 1))
+    assert f"swiglu: its bugs.py names the bug {names[0]!r} twice" in _faults(root)
+    starts = [m.start() for m in re.finditer(r"^    Bug\(", text, flags=re.M)]
+    bugs.write_text(text[:starts[5]] + text[text.index("\n]", starts[5]) + 1:])  # the first five bugs only
+    assert "swiglu: its bugs.py knows 5 bugs; an interviewer has seen at least 6" in _faults(root)
 
 
 def test_a_missing_solution_is_named_with_its_kata(tmp_path):

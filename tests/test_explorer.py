@@ -153,7 +153,6 @@ def _softmax(z, axis=-1):
 
 import pytest  # noqa: E402
 
-
 READ_ONLY_CACHED = SOFTMAX.replace("def softmax(z, axis=-1):\n", """_SEEN = {}
 
 

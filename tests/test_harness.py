@@ -156,7 +156,6 @@ def test_a_bug_is_named_only_when_the_attempt_fails_the_check_that_bug_fails(tmp
     nothing when it is not: a bug that behaves like the attempt gets its verdicts."""
     from graders.engine import bugs
     from graders.engine.diagnose import diagnose
-
     from graders.engine.harness import graded
 
     bug = next(b for b in bugs.load("softmax") if b.name == "max_over_last_axis")

@@ -9,9 +9,11 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import uuid
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from graders.engine.confine import open_to_others
 from graders.engine.harness import grade
 
 REPO = Path(__file__).resolve().parent.parent
@@ -367,14 +370,10 @@ _every({paths!r})
 def as_ordinary_user() -> list[str] | None:
     """A prefix that runs a command as an ordinary user (run as root, where that user can run
     this Python and read this project), else None."""
-    import shutil
-
-    from graders.engine.confine import _open_to_others
-
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         return None
     needed = [os.path.realpath(sys.executable), str(REPO), sys.prefix]
-    if not all(_open_to_others(p) for p in needed):
+    if not all(open_to_others(p) for p in needed):
         return None
     return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
@@ -386,12 +385,18 @@ USERS = ["as whoever runs the tests", "as an ordinary user"]
 @pytest.mark.parametrize("user", USERS)
 @pytest.mark.parametrize("tmp_mode", [0o1777, 0o755], ids=["tmp 1777", "tmp 755"])
 def test_a_hostile_attempt_leaves_the_users_files_and_the_temporary_folder_as_they_were(tmp_path, subprocess_env,
-                                                                                         user, tmp_mode):
+                                                                                         user, tmp_mode, request):
     prefix = [] if user == USERS[0] else as_ordinary_user()
     if prefix is None:
         pytest.skip("no ordinary user can run this Python here")
     base = tmp_path / "base"
-    base.mkdir()
+    if prefix:  # pytest's own folders are root's alone: the ordinary user's world is under a folder it can reach
+        base = Path(tempfile.mkdtemp(prefix="kata-hostile-"))
+        request.addfinalizer(lambda: shutil.rmtree(base, ignore_errors=True))
+        if not open_to_others(str(base.parent)):
+            pytest.skip("no folder an ordinary user can reach for its files")
+    else:
+        base.mkdir()
     tmp = base / "tmp"
     tmp.mkdir()
     os.chmod(tmp, tmp_mode)

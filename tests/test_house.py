@@ -3,7 +3,13 @@ command line imports the project's modules by their names."""
 from __future__ import annotations
 
 import ast
+import importlib.util
+import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PARTS = ("kata.py", "practice", "graders", "katas", "solutions")
@@ -125,3 +131,42 @@ def test_no_module_imports_another_modules_private_name():
 def test_the_private_import_finder_finds_one():
     source = "from graders.engine.wording import _Words, Words\nfrom practice import render\nfrom os import _exit\n"
     assert private_imports(source) == ["graders.engine.wording import _Words"]
+
+
+@pytest.mark.parametrize("tool", [["ruff", "check", "."], ["vulture"]], ids=["ruff", "vulture"])
+def test_the_tools_find_nothing(tool):
+    """ruff (unused and undefined names, imports in order) and vulture (dead code) pass on the
+    tree, with pyproject.toml's settings; both come with the `dev` extra (pip install -e '.[dev]')."""
+    if importlib.util.find_spec(tool[0]) is None:
+        pytest.fail(f"{tool[0]} is not installed: pip install -e '.[dev]' installs what the tests need")
+    run = subprocess.run([sys.executable, "-m", *tool], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def unmapped(readme: str, modules: dict[str, Path]) -> list[str]:
+    """The modules the README's module map does not name: a module is named by its file in
+    backticks (`explain.py`, `practice/store/salvage.py`), or, in a package of one module per
+    thing (practice/commands/), by the package's pattern (`practice/commands/NAME.py`)."""
+    named = set(re.findall(r"`([\w/]+\.py)`", readme))
+    out = []
+    for path in modules.values():
+        rel = path.relative_to(REPO)
+        if path.name == "__init__.py" or rel.parts[0] in ("katas", "solutions") or \
+                (rel.parts[0] == "graders" and rel.parts[1] != "engine"):
+            continue  # a kata's own files are in the README's table of files per kata
+        if path.name in named or str(rel) in named or f"{rel.parent}/NAME.py" in named:
+            continue
+        out.append(str(rel))
+    return out
+
+
+def test_the_readme_maps_every_module():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    missing = unmapped(readme, project_modules())
+    assert missing == [], f"modules the README's module map does not name: {missing}"
+
+
+def test_the_module_map_finder_finds_one():
+    modules = {"graders.engine.a": REPO / "graders/engine/a.py", "practice.commands.x": REPO / "practice/commands/x.py",
+               "practice.b": REPO / "practice/b.py", "graders.softmax.grader": REPO / "graders/softmax/grader.py"}
+    assert unmapped("`a.py` and `practice/commands/NAME.py`", modules) == ["practice/b.py"]

@@ -11,6 +11,7 @@ import signal
 import subprocess
 
 from conftest import stand_in_command
+
 from practice import catalogue
 
 

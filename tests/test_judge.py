@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from graders.engine.vocabulary import LAYOUT_CHECK
 from graders.engine.harness import grade
+from graders.engine.vocabulary import LAYOUT_CHECK
 
 REPO = Path(__file__).resolve().parent.parent
 GOOD = """

@@ -8,9 +8,9 @@ from graders.engine.report import FORMAT_VERSION, CheckResult, Report, Status
 
 def sample() -> Report:
     return Report("causal_mha", [
-        CheckResult("returns y and weights", Status.PASSED, id="test_shapes"),
+        CheckResult("returns y and weights", Status.PASSED, id="shape"),
         CheckResult("agrees with the reference", Status.FAILED, "differs in 4 of 8 entries",
-                    "import numpy as np", "test_agrees", "causal_mha",
+                    "import numpy as np", "agrees", "causal_mha",
                     {"title": "weights", "values": [[1.0]], "marked": [], "rows": "query", "cols": "key"}),
         CheckResult("works past 1024 positions", Status.SKIPPED,
                     "it runs once every other check passes (a call at T = 1025)", id="test_long"),

@@ -1,9 +1,9 @@
 """The pieces under the commands: the spaced-repetition schedule, clocks, safe file writes."""
 from __future__ import annotations
 
-import pytest
-
 from dataclasses import fields, replace
+
+import pytest
 
 from practice import paths, schedule
 from practice.clock import elapsed

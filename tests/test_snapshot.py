@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import stand_in_report
+
 from practice import grading
 
 

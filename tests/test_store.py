@@ -11,8 +11,7 @@ import textwrap
 
 import pytest
 
-from practice.store import schema
-from practice.store import Store, StoreError
+from practice.store import Store, StoreError, schema
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -13,7 +13,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import make_tree, stand_in_command
 
 FULL = 32 * 1024  # bytes any file may reach: sqlite's shared-memory file fits, little else

@@ -14,8 +14,8 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import make_tree, stand_in_command
+
 from graders.engine.report import CheckResult, Report, Status
 from practice import catalogue, grading
 
@@ -120,7 +120,7 @@ def weights(n: int, leak: float = 0.0) -> list[list[float]]:
 
 def report_with(picture: dict | None) -> Report:
     return Report("causal_mha", [
-        CheckResult("returns the shapes", Status.PASSED, id="test_shapes"),
+        CheckResult("returns the shapes", Status.PASSED, id="shape"),
         CheckResult("nothing attends to the future", Status.FAILED,
                     "query 0 puts weight 0.3 on key 3, in its future", id="causal",
                     function="causal_mha", picture=picture)], seconds=0.1)

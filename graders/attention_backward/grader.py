@@ -8,8 +8,17 @@ solution is the third.
 import numpy as np
 
 from graders.engine import grammar
-from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
-                                       expect_raises, expect_shape, expect_tuple, tolerance)
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_close,
+    expect_finite,
+    expect_inputs_unchanged,
+    expect_raises,
+    expect_shape,
+    expect_tuple,
+    tolerance,
+)
 
 NAMES = ("dq", "dk", "dv")
 

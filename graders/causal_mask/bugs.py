@@ -9,7 +9,6 @@ calls, or hand back the caller's own array, so only the whole sequence of calls 
 """
 from graders.engine.bugs import Bug, edited
 
-
 BASE = """import numpy as np
 
 

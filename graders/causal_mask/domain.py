@@ -15,8 +15,19 @@ one query over 131,072 keys, with every family.
 """
 import numpy as np
 
-from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, Dim, Domain, Explore, Grows, Invalid, Mode, cast, floats,
-                                   with_entries)
+from graders.engine.domain import (
+    ANY_NUMBER,
+    REAL_SIZES,
+    Dim,
+    Domain,
+    Explore,
+    Grows,
+    Invalid,
+    Mode,
+    cast,
+    floats,
+    with_entries,
+)
 from graders.engine.inputs import literal
 
 BLOCKED_FILLS = {"blocked_nan": np.nan, "blocked_inf": np.inf, "blocked_huge": None}  # None: the dtype's max

@@ -8,9 +8,19 @@ and sequences of calls are the explorer's (graders/causal_mask/domain.py).
 import numpy as np
 
 from graders.engine import grammar
-from graders.engine.vocabulary import (as_array, check, CheckFailed, expect_causal, expect_close,
-                                       expect_inputs_unchanged, expect_raises, expect_rows_sum_to_one,
-                                       expect_shape, weights_picture, with_dtypes)
+from graders.engine.vocabulary import (
+    CheckFailed,
+    as_array,
+    check,
+    expect_causal,
+    expect_close,
+    expect_inputs_unchanged,
+    expect_raises,
+    expect_rows_sum_to_one,
+    expect_shape,
+    weights_picture,
+    with_dtypes,
+)
 
 
 def _blocked(t_q: int, t_k: int) -> np.ndarray:

@@ -9,7 +9,6 @@ grader fails each one and names no bug for it.
 """
 from graders.engine.bugs import Bug, edited
 
-
 # the signature and the check on the head count, which every layout below shares
 HEAD = """import numpy as np
 

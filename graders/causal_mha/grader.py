@@ -5,11 +5,23 @@ shrunk failing case is always a valid call.
 """
 import numpy as np
 
-from graders.engine.vocabulary import (check, CheckFailed, expect_causal, expect_close,
-                                       expect_finite, expect_inputs_unchanged, expect_prefix_invariant,
-                                       expect_raises, expect_repeatable, expect_rows_sum_to_one,
-                                       expect_shape, expect_tuple, mismatch, tolerance,
-                                       with_dtypes)
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_causal,
+    expect_close,
+    expect_finite,
+    expect_inputs_unchanged,
+    expect_prefix_invariant,
+    expect_raises,
+    expect_repeatable,
+    expect_rows_sum_to_one,
+    expect_shape,
+    expect_tuple,
+    mismatch,
+    tolerance,
+    with_dtypes,
+)
 
 SHAPES = "returns y (B, T, d_model) and weights (B, n_heads, T, T)"
 AGREES = "agrees with the reference"

@@ -15,8 +15,19 @@ The size of a real model: a vocabulary of 131,072, with every family.
 """
 import numpy as np
 
-from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, Mode,
-                                   floats, with_row_offsets)
+from graders.engine.domain import (
+    ANY_NUMBER,
+    REAL_SIZES,
+    SIZES_OF_ONE,
+    Dim,
+    Domain,
+    Explore,
+    Grows,
+    Invalid,
+    Mode,
+    floats,
+    with_row_offsets,
+)
 
 STRAY = {"V": lambda V: V, "-1": lambda V: -1, "-100": lambda V: -100}
 

@@ -7,9 +7,18 @@ returned, so a later call cannot change what an earlier check compares.
 """
 import numpy as np
 
-from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
-                                       expect_raises, expect_shape, expect_tuple, tolerance)
-from graders.engine.vocabulary import kind_of
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_close,
+    expect_finite,
+    expect_inputs_unchanged,
+    expect_raises,
+    expect_shape,
+    expect_tuple,
+    kind_of,
+    tolerance,
+)
 
 SHAPES = [
     {"lead": (), "V": 5, "seed": 0},

@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
-from graders.engine import call_text, rules, state
+from graders.engine import call_text, state
 from graders.engine import calls as make
 from graders.engine.domain import Explore
-from graders.engine.failures import CheckFailed, NotApplicable
+from graders.engine.failures import CheckFailed, NotApplicable, changed_inputs
 from graders.engine.inputs import Inputs
 from graders.engine.recorder import Raised, value_differs
 from graders.engine.vocabulary import first_difference
@@ -413,7 +413,7 @@ def _judge(impl, steps: list[Step]) -> None:
         for n, step in enumerate(steps, 1):
             what = f"call {n} of {len(steps)}, {step.call.source}"
             if step.call.mutated:  # what it wrote into (a result passed back, say) changes what later calls get
-                failure = CheckFailed(f"{what} {rules.changes(step.call.mutated)}", kind="mutated")
+                failure = CheckFailed(f"{what} {changed_inputs(step.call.mutated)}", kind="mutated")
                 failure.calls = [step.call]
                 raise failure
             try:

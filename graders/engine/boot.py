@@ -171,7 +171,7 @@ def _text_stream(fd: int):
 
 def warm() -> None:
     """Import now what every attempt's process needs, so that each fork starts warm."""
-    import ctypes, faulthandler, linecache, resource, tokenize, tracemalloc, traceback, types, warnings  # noqa: F401,E401
+    import ctypes  # noqa: F401,E401
 
     from graders.engine import arena, keeping, memory, protocol, worker  # noqa: F401
     from graders.engine.wire import numpy_names

@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from graders.engine import grammar
-from graders.engine import palettes
+from graders.engine import grammar, palettes
 from graders.engine.domain import Explore
 from graders.engine.failures import AttemptRaised, CheckFailed, NotApplicable, NotImplementedYet
 from graders.engine.inputs import Inputs, laid_out, laid_out_expr

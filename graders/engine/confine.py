@@ -180,7 +180,7 @@ def _become_nobody(work: str) -> bool:
     folder, lie behind a folder closed to others (Python under /root, say). True when done."""
     libc = PLAN.libc
     uid = OWN_UID_BASE + (os.getpid() & 0xFFFFFF)
-    keep = 0 if all(_open_to_others(p) for p in [*PLAN.readable_paths, work]) else 1 << CAP_DAC_READ_SEARCH
+    keep = 0 if all(open_to_others(p) for p in [*PLAN.readable_paths, work]) else 1 << CAP_DAC_READ_SEARCH
     try:
         if work != "/":
             os.chown(work, uid, uid)
@@ -197,7 +197,7 @@ def _become_nobody(work: str) -> bool:
     return os.geteuid() != 0 and os.getegid() != 0
 
 
-def _open_to_others(path: str) -> bool:
+def open_to_others(path: str) -> bool:
     """Every folder from / down to `path` may be searched by any user."""
     path = os.path.realpath(path)
     while True:
@@ -234,7 +234,7 @@ def _limit(megabytes: int, own_uid: bool) -> None:
         limits.append((resource.RLIMIT_NPROC, PROCESSES + (0 if own_uid else _tasks())))
     for limit, value in limits:
         try:
-            soft, hard = resource.getrlimit(limit)
+            _, hard = resource.getrlimit(limit)
             if hard != resource.RLIM_INFINITY:
                 value = min(value, hard)
             resource.setrlimit(limit, (value, value))

@@ -24,10 +24,9 @@ Only the standard library may be imported here: the attempt's process uses it.
 """
 from __future__ import annotations
 
+import _tracemalloc
 import sys
 import time
-
-import _tracemalloc
 
 LINE_CAP = 200_000      # line events counted in one call, at most
 

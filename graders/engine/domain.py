@@ -96,7 +96,6 @@ class Memory:
     case: dict
     pairs: Callable[[dict], tuple[int, int]]
     modes: tuple[Mode, ...]
-    cite: str = ""          # the contract's words for the rule
 
 
 @dataclass(frozen=True, eq=False)

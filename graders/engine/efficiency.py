@@ -23,8 +23,23 @@ from dataclasses import dataclass, replace
 
 from graders.engine import calls as make
 from graders.engine import counting, files
-from graders.engine.costs import (CONSTANT, CUBIC, LINEAR, QUADRATIC, RANK, UNKNOWN, Along, Cost, Dimension,
-                                  Efficiency, FunctionCost, Loop, Timing, not_measured, remarks)
+from graders.engine.costs import (
+    CONSTANT,
+    CUBIC,
+    LINEAR,
+    QUADRATIC,
+    RANK,
+    UNKNOWN,
+    Along,
+    Cost,
+    Dimension,
+    Efficiency,
+    FunctionCost,
+    Loop,
+    Timing,
+    not_measured,
+    remarks,
+)
 from graders.engine.domain import Explore, Grows
 from graders.engine.explorer import base_case
 from graders.engine.inputs import Inputs

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from graders.engine import calls as make
 from graders.engine import contrast, history
 from graders.engine import observed as conduct_of
 from graders.engine.cases import second_cases, varied_calls
-from graders.engine import calls as make
 from graders.engine.compared import Compared, arguments, comparable, compare, explored
 from graders.engine.confirm import confirmed, varying
 from graders.engine.contrast import Budget, Failing, disagrees, error_ratio, neighbours_that_pass, passes

@@ -24,11 +24,11 @@ import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 
-from graders.engine import calls as make
 from graders.engine import adversary, palettes, rules, state
+from graders.engine import calls as make
 from graders.engine.domain import Domain, Explore
-from graders.engine.inputs import Inputs
 from graders.engine.inputs import LAYOUT_CHECK as LAYOUTS
+from graders.engine.inputs import Inputs
 from graders.engine.runner import check
 
 EXPLORED = "agrees with the reference across the input domain (sizes, leading axes, every axis, special values, float32)"

@@ -47,3 +47,17 @@ class NotImplementedYet(CheckFailed):
 class NotApplicable(Exception):
     """A case of a check that has nothing to do for this kata (no array to lay out, say): the
     case is passed over, and a check none of whose cases apply is not run."""
+
+
+def changed_inputs(mutated: list[str]) -> str:
+    """'modified its input `x`: ...' or 'replaced the entry experts[0] of a container it was given: ...'."""
+    replaced = [m[:-len(" (replaced)")] for m in mutated if m.endswith(" (replaced)")]
+    written = [m for m in mutated if not m.endswith(" (replaced)")]
+    if written:
+        return f"modified its input {_listed(written)}: the caller's arrays are not the function's to change"
+    return (f"replaced {'the entry' if len(replaced) == 1 else 'the entries'} {_listed(replaced)} of a list or dict "
+            f"it was given (with equal values or not): the caller's containers are not the function's to change")
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in dict.fromkeys(names))

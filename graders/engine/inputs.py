@@ -2,7 +2,6 @@
 
     x = Inputs(seed=3)
     z = x.normal("z", (2, 5), scale=3.0)        # the repro says: z = rng.standard_normal((2, 5)) * 3.0
-    z, = x.relayout("fortran", z)                # ... and then: z = np.asfortranarray(z)
 """
 from __future__ import annotations
 
@@ -100,16 +99,6 @@ class Inputs:
     def name_of(self, value: Any) -> str | None:
         return self.names.get(id(value))
 
-    def relayout(self, layout: str, *arrays: np.ndarray) -> list[np.ndarray]:
-        """The same values in another memory layout (see LAYOUTS), under the same names: the
-        repro rebuilds each array, then lays it out the same way."""
-        out = []
-        for a in arrays:
-            name = self.name_of(a) or "a"
-            value, expr = _laid_out(a, layout, name)
-            line = f"{name} = {expr}" if layout != "readonly" else f"{name} = {name}.copy(); {expr}"
-            out.append(self._register(name, value, line))
-        return out
 
 
 # The layouts callers pass: NumPy gives views, slices, Fortran-ordered and read-only arrays
@@ -173,11 +162,6 @@ def laid_out_expr(value: Any, layout: str, name: str, depth: int = 0) -> str:
         return f"{{k: {inner} for k, {var} in {name}.items()}}"
     body = f"{inner} for {var} in {name}"
     return f"[{body}]" if isinstance(value, list) else f"tuple({body})"
-
-
-def layout_cases(cases: list[dict]) -> list[dict]:
-    """Each case once per layout in LAYOUTS."""
-    return [dict(c, layout=layout) for layout in LAYOUTS for c in cases]
 
 
 def with_dtypes(cases: list[dict], dtypes: tuple[str, ...] = ("float64", "float32")) -> list[dict]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from graders.engine.wording import R_MASK, Finding, Words, verb_for
+from graders.engine import grammar
+from graders.engine.wording import R_MASK, Finding, Words
 
 INF = 10 ** 9   # a band with no end on that side
 
@@ -50,7 +51,7 @@ def mask_relation(G: np.ndarray, W: np.ndarray, w: Words, bool_like: bool) -> li
         return []
     t_q, t_k = mw.shape
     subj, ref = w.subject, w.ref
-    blocks, its = w.verb("blocks", "block"), _of(ref, "blocks", "block")
+    blocks, its = w.verb("blocks", "block"), grammar.agrees(ref, "blocks", "block")
     if not mg.any():
         return [Finding(R_MASK, "mask", f"{subj} {blocks} no (query, key) entry, where {ref} {its} {int(mw.sum())} "
                         f"of the {t_q * t_k} in each slice: the mask is not applied", ("none",))]
@@ -115,7 +116,7 @@ def _band(m: np.ndarray) -> tuple[int, int] | None:
 def _compared(g: tuple[int, int], r: tuple[int, int], t_q: int, t_k: int, w: Words) -> list[Finding]:
     """The differences between the band the answer shows (`g`) and the reference's (`r`)."""
     subj, ref = w.subject, w.ref
-    sees, refs = _of(ref, "sees", "see"), _possessive(ref)
+    sees, refs = grammar.agrees(ref, "sees", "see"), _possessive(ref)
     (glo, ghi), (rlo, rhi) = g, r
     if glo != -INF and ghi != INF and glo == -ghi and ghi > 0 and rlo != -rhi:
         return [Finding(R_MASK, "mask", f"the band of keys {subj} {w.verb('sees', 'see')} reaches both ways: "
@@ -124,12 +125,12 @@ def _compared(g: tuple[int, int], r: tuple[int, int], t_q: int, t_k: int, w: Wor
     if ghi != rhi:
         if t_k > t_q and rhi == t_k - t_q and ghi == 0:
             out.append(Finding(R_MASK, "mask", f"{subj} {w.verb('aligns', 'align')} the mask top-left (query i sees "
-                               f"keys up to i) where {ref} {_of(ref, 'aligns', 'align')} it bottom-right (query i sees "
+                               f"keys up to i) where {ref} {grammar.agrees(ref, 'aligns', 'align')} it bottom-right (query i sees "
                                f"keys up to i + {t_k - t_q}: the queries are the last {t_q} of {t_k} positions)",
                                ("top_left",)))
         elif ghi == INF:
             out.append(Finding(R_MASK, "mask", f"{subj} {w.verb('blocks', 'block')} none of the later keys that {ref} "
-                               f"{_of(ref, 'blocks', 'block')}: the future is not masked", ("no_future",)))
+                               f"{grammar.agrees(ref, 'blocks', 'block')}: the future is not masked", ("no_future",)))
         elif rhi != INF:
             k = ghi - rhi
             what = ("each query also sees the next key" if k == 1 else f"each query also sees the next {k} keys"
@@ -150,11 +151,6 @@ def _compared(g: tuple[int, int], r: tuple[int, int], t_q: int, t_k: int, w: Wor
             out.append(Finding(R_MASK, "mask", f"{subj} {w.verb('sees', 'see')} only the last {ghi - glo + 1} keys up "
                                f"to each query, where {ref} {sees} every earlier key", ("window_added",)))
     return out
-
-
-def _of(subject: str, singular: str, plural: str) -> str:
-    """The verb agreeing with `subject` ("the reference's weights block")."""
-    return verb_for(subject, singular, plural)
 
 
 def _possessive(name: str) -> str:

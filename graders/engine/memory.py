@@ -18,12 +18,11 @@ Only the standard library and NumPy may be imported here: the attempt's process 
 """
 from __future__ import annotations
 
+import _tracemalloc
 import os
 import resource
 import signal
 import struct
-
-import _tracemalloc
 
 from graders.engine.confine import no_processes as _no_processes
 
@@ -127,7 +126,7 @@ def _cap(extra: int | None) -> None:
         with open("/proc/self/statm", "rb") as f:
             size = int(f.read().split()[0]) * resource.getpagesize()
         limit = size + int(extra)
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from graders.engine import call_text
-from graders.engine import protocol
+from graders.engine import call_text, protocol
 from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet
 from graders.engine.protocol import CallRequest, Options
 from graders.engine.wire import Kept, Opaque, copy_with_layout, digest  # noqa: F401  (Opaque: for graders)

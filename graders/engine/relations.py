@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.array_relations import (
     agreement_pattern,
     all_close,
@@ -59,7 +60,6 @@ from graders.engine.wording import (
     Finding,
     Words,
     bare_name,
-    is_plural,
     known_constants,
     listing,
     number_text,
@@ -287,8 +287,8 @@ def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict
         if not bad:
             return []
         if good:
-            agree = "agree" if len(good) > 1 or is_plural(good[0]) else "agrees"
-            differ = "differ" if len(bad) > 1 or is_plural(bad[0]) else "differs"
+            agree = "agree" if len(good) > 1 or grammar.is_plural(good[0]) else "agrees"
+            differ = "differ" if len(bad) > 1 or grammar.is_plural(bad[0]) else "differs"
             out.append(Finding(R_LEAD, "parts", f"{listing(good)} {agree} with the reference; "
                                f"{listing(bad)} {differ}", (tuple(good), tuple(bad))))
         for i in (i for i in range(n) if not ok[i]):

@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from graders.engine import keeping
-from graders.engine.recorder import Call, Raised, value_differs, clone
+from graders.engine.recorder import Call, Raised, clone, value_differs
 from graders.engine.vocabulary import tolerance
-
 
 
 def _dtype_of(call: Call) -> np.dtype:

@@ -2,8 +2,8 @@
 
     {"version": 3, "kata": "softmax", "passed": false, "not_implemented": false,
      "checks": [{"name": ..., "passed": ..., "status": "failed", "message": ...,
-                 "repro": ..., "id": "test_agrees", "function": "softmax", "picture": null}],
-     "skipped": [{"name": ..., "why": ..., "id": "test_long", "position": 9}],
+                 "repro": ..., "id": "agrees", "function": "softmax", "picture": null}],
+     "skipped": [{"name": ..., "why": ..., "id": "long_rows", "position": 9}],
      "diagnosis": ..., "bug": ..., "observed": [...],
      "stdout": ..., "stdout_bytes": 0, "seconds": 0.12,
      "efficiency": {"measured": ..., "why": ..., "functions": [...], "remarks": [...]}}
@@ -48,7 +48,7 @@ class CheckResult:
     status: Status
     message: str = ""                 # one line: what was observed (for a skipped check: why not run)
     repro: str | None = None          # Python that rebuilds the failing case
-    id: str | None = None             # the check's function in the grader, e.g. "test_agrees"
+    id: str | None = None             # the check's function in the grader, e.g. "agrees"
     function: str | None = None       # the candidate's function the failure concerns
     picture: dict | None = None       # weights to draw as a grid: {"title", "values", "marked", "rows", "cols"}
 

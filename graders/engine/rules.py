@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from graders.engine import calls as make
-from graders.engine.failures import CheckFailed
+from graders.engine.failures import CheckFailed, changed_inputs
 from graders.engine.recorder import Call, Raised
 from graders.engine.wire import kind_of
 
@@ -87,13 +87,6 @@ def type_problem(got: Any, want: Any, what: str = "the result", path: tuple = ()
     return None
 
 
-def expect_type(got: Any, want: Any, what: str) -> None:
-    """`got` is of a type the contract allows where the reference answered `want`."""
-    problem = type_problem(got, want, what)
-    if problem:
-        raise CheckFailed(problem, kind="type")
-
-
 # ----------------------------------------------------------------------------- every call
 
 def enforce(impl, ref, calls: list[Call]) -> None:
@@ -101,7 +94,7 @@ def enforce(impl, ref, calls: list[Call]) -> None:
     CheckFailed for the first that does not, with that call as the failing one."""
     for call in calls:
         if call.mutated:
-            failure = CheckFailed(f"{call.source} {changes(call.mutated)}", kind="mutated")
+            failure = CheckFailed(f"{call.source} {changed_inputs(call.mutated)}", kind="mutated")
             failure.calls = [call]
             raise failure
         if call.shares:
@@ -136,20 +129,6 @@ def _answer_problem(ref, call: Call) -> tuple[str, str] | None:
     got = call.outcome if call.kept else call.form
     problem = type_problem(got, want, f"what {call.source} returned")
     return ("type", problem) if problem else None
-
-
-def changes(mutated: list[str]) -> str:
-    """'modified its input `x`: ...' or 'replaced the entry experts[0] of a container it was given: ...'."""
-    replaced = [m[:-len(" (replaced)")] for m in mutated if m.endswith(" (replaced)")]
-    written = [m for m in mutated if not m.endswith(" (replaced)")]
-    if written:
-        return f"modified its input {_listed(written)}: the caller's arrays are not the function's to change"
-    return (f"replaced {'the entry' if len(replaced) == 1 else 'the entries'} {_listed(replaced)} of a list or dict "
-            f"it was given (with equal values or not): the caller's containers are not the function's to change")
-
-
-def _listed(names: list[str]) -> str:
-    return ", ".join(f"`{n}`" for n in dict.fromkeys(names))
 
 
 def shared(impl, call: Call, names: list[str]) -> CheckFailed:

@@ -38,8 +38,7 @@ from dataclasses import dataclass
 import graders
 from graders.engine import boot, memory, tree
 from graders.engine.arena import Arena
-from graders.engine.protocol import (Channel, Done, Fetch, Forget, Go, Load, Loaded, Poke, Run, Twin,
-                                     request_bytes)
+from graders.engine.protocol import Channel, Done, Fetch, Forget, Go, Load, Loaded, Poke, Run, Twin, request_bytes
 from graders.engine.whitelist import environment
 from graders.engine.wire import WireError, decode, encode, visible
 from graders.engine.worker import decode_source

@@ -17,9 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from graders.engine import grammar
 from graders.engine.wording import R_FACTOR, R_PRECISION, Finding, Words
-
-SAME_FACTOR = 1e-6                               # the numbers of one slice agree within this
 
 
 def slice_factors(G: np.ndarray, W: np.ndarray, w: Words) -> list[Finding]:
@@ -115,19 +114,14 @@ def precision(got: Any, want: Any, want32: Any, eps: dict[str, float], what: str
         if W32 is not None and W32.shape == W.shape and np.all(np.isfinite(W32)):
             own = float(np.max(np.abs(W32 - W)))
             if 0 < own and gap <= 10 * own and rel <= 1e-3:
-                text = (f"{what} {_verb(what)} with the reference only to float32's accuracy: {rel:.1g} of its "
+                text = (f"{what} {grammar.agrees(what, 'agrees', 'agree')} with the reference only to float32's accuracy: {rel:.1g} of its "
                         f"largest entry, as the reference computed in float32 ({own / scale:.1g}): a step inside "
                         f"runs in float32")
                 return [Finding(R_PRECISION, "precision", text, ())]
     for name, v in eps.items():
         if v > 0 and 0.1 * v <= rel <= 50 * v and rel <= 1e-3:
-            text = (f"{what} {'differs' if _verb(what) == 'agrees' else 'differ'} from the reference by about {name} "
+            text = (f"{what} {grammar.agrees(what, 'differs', 'differ')} from the reference by about {name} "
                     f"({rel:.2g} of its largest entry, with {name} = {v:g}): {name} enters where it should not, or "
                     f"not where it should")
             return [Finding(R_PRECISION, "eps", text, (name,))]
     return []
-
-
-def _verb(subject: str) -> str:
-    last = subject.split()[-1] if subject.split() else subject
-    return "agree" if last.endswith("s") and not last.endswith("ss") else "agrees"

@@ -14,8 +14,8 @@ from typing import Any, Callable
 import numpy as np
 
 from graders.engine import grammar
-from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet  # noqa: F401
-from graders.engine.inputs import LAYOUT_CHECK, LAYOUTS, Inputs, layout_cases, with_dtypes  # noqa: F401
+from graders.engine.failures import AttemptRaised, CheckFailed, NotImplementedYet, changed_inputs  # noqa: F401
+from graders.engine.inputs import LAYOUT_CHECK, LAYOUTS, Inputs, with_dtypes  # noqa: F401
 from graders.engine.recorder import Candidate, Recorded, value_differs
 from graders.engine.runner import check  # noqa: F401
 from graders.engine.wire import kind_of  # noqa: F401  ("a list", "an OrderedDict": the attempt's own type, for messages)
@@ -341,25 +341,10 @@ def expect_inputs_unchanged(impl: Candidate) -> None:
     g = impl.grading
     for c in g.calls:
         if c.mutated:
-            raise CheckFailed(f"{c.source} {_changes(c.mutated)}", kind="mutated")
+            raise CheckFailed(f"{c.source} {changed_inputs(c.mutated)}", kind="mutated")
     earlier = next((c for c in g.mutations if c not in g.calls), None)
     if earlier is not None:
-        failure = CheckFailed(f"{earlier.source} {_changes(earlier.mutated)} (a call made in the check "
+        failure = CheckFailed(f"{earlier.source} {changed_inputs(earlier.mutated)} (a call made in the check "
                               f"'{earlier.check}')", kind="mutated")
         failure.calls, failure.earlier = [earlier], earlier
         raise failure
-
-
-def _changes(mutated: list[str]) -> str:
-    """'modified its input `x`: ...' or 'replaced the entry experts[0] of a container it was given: ...'."""
-    replaced = [m[:-len(" (replaced)")] for m in mutated if m.endswith(" (replaced)")]
-    written = [m for m in mutated if not m.endswith(" (replaced)")]
-    if written:
-        return f"modified its input {_listed(written)}: the caller's arrays are not the function's to change"
-    return (f"replaced {'the entry' if len(replaced) == 1 else 'the entries'} {_listed(replaced)} of a list or dict "
-            f"it was given (with equal values or not): the caller's containers are not the function's to change")
-
-
-def _listed(names: list[str]) -> str:
-    return ", ".join(f"`{n}`" for n in dict.fromkeys(names))
-

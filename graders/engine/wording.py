@@ -20,7 +20,7 @@ MAX_LISTED = 6        # indices listed in a sentence at most
 
 # ranks: lower is more specific and comes first
 R_LEAD, R_SWAPPED_PARTS, R_SHAPE, R_AXES, R_PERM, R_SHIFT, R_MASK, R_FACTOR, R_OFFSET, R_INPUT, \
-    R_HELD, R_RENORM, R_CONSTANT, R_SUMS, R_PRECISION, R_PATTERN, R_COUNT = range(17)
+    R_RENORM, R_CONSTANT, R_SUMS, R_PRECISION, R_PATTERN, R_COUNT = range(16)
 
 
 @dataclass(frozen=True)
@@ -37,15 +37,6 @@ class Finding:
 
 # ----------------------------------------------------------------------------- words
 
-def is_plural(subject: str) -> bool:
-    return grammar.is_plural(subject)  # its head noun: "the weights (scores ...)" is plural
-
-
-def _verb(subject: str, singular: str, plural: str) -> str:
-    return plural if is_plural(subject) else singular
-
-
-verb_for = _verb   # the public name, for the relation modules
 
 
 def bare_name(name: str) -> str:
@@ -116,7 +107,7 @@ class Words:
                 self.axes[k % ndim] = v
 
     def verb(self, singular: str, plural: str) -> str:
-        return _verb(self.subject, singular, plural)
+        return grammar.agrees(self.subject, singular, plural)
 
     def ax(self, k: int) -> str:
         return f"axis {k} ({self.axes[k]})" if k in self.axes else f"axis {k}"

@@ -24,8 +24,7 @@ import time
 from graders.engine import counting, imports, keeping, memory
 from graders.engine.arena import Mappings
 from graders.engine.protocol import Channel
-from graders.engine.wire import (MAX_MESSAGE, WireError, encode, numpy_names, safe_repr, type_name,
-                                 visible)
+from graders.engine.wire import MAX_MESSAGE, WireError, encode, numpy_names, safe_repr, type_name, visible
 
 _BUILTIN_CLASSES = {name: value for name, value in vars(builtins).items() if isinstance(value, type)}
 

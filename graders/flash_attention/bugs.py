@@ -5,7 +5,6 @@ NEAR_MISSES sit next to a catalogued bug without being it: the grader fails each
 names no bug for it."""
 from graders.engine.bugs import Bug, edited
 
-
 BASE = """import numpy as np
 
 

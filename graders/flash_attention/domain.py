@@ -17,8 +17,22 @@ family.
 """
 import numpy as np
 
-from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, UNBOUNDED, Dim, Domain, Explore, Grows,
-                                   Invalid, Memory, Mode, cast, floats, with_common_score)
+from graders.engine.domain import (
+    ANY_NUMBER,
+    REAL_SIZES,
+    SIZES_OF_ONE,
+    UNBOUNDED,
+    Dim,
+    Domain,
+    Explore,
+    Grows,
+    Invalid,
+    Memory,
+    Mode,
+    cast,
+    floats,
+    with_common_score,
+)
 from graders.engine.probes import largest_score, through_v
 
 ROW_SCALES = np.array([1.0, 30.0, 1e-3, 6.0, 0.3, 18.0])
@@ -71,8 +85,8 @@ MEMORY = Memory({"t_q": 512, "t_k": 8192, "d": 16, "lead": 0, "values": "normal"
                 lambda c: (c["t_q"], c["t_k"]),
                 (Mode("not causal", lambda c: dict(c, causal=False, block_size=64)),
                  Mode("block 100, which divides neither", lambda c: dict(c, causal=True, block_size=100)),
-                 Mode("not causal, block 100", lambda c: dict(c, causal=False, block_size=100))),
-                cite="It must never build a full (T_q, T_k) array of any dtype")
+                 Mode("not causal, block 100", lambda c: dict(c, causal=False, block_size=100))))
+# The contract: "It must never build a full (T_q, T_k) array of any dtype".
 
 DOMAIN = Domain(Explore(
     "flash_attention", draw,

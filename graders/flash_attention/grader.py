@@ -6,9 +6,16 @@ every case is small enough for it except the memory check, which judges a few ro
 
 import numpy as np
 
-from graders.engine.vocabulary import (check, expect_close, expect_finite,
-                                       expect_inputs_unchanged, expect_memory_below, expect_raises,
-                                       expect_shape, with_dtypes)
+from graders.engine.vocabulary import (
+    check,
+    expect_close,
+    expect_finite,
+    expect_inputs_unchanged,
+    expect_memory_below,
+    expect_raises,
+    expect_shape,
+    with_dtypes,
+)
 
 MEMORY = ("never builds a full T_q x T_k array (tracemalloc peak at T=8192, d=16, block 64; and 1024 queries over "
           "8192 keys with the defaults)")

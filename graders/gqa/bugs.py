@@ -8,7 +8,6 @@ catalogued bug without being it: the grader fails each one and names no bug for 
 """
 from graders.engine.bugs import Bug, edited
 
-
 # the signature, the checks on the head counts and the sizes, which every layout below shares
 HEAD = """import numpy as np
 

@@ -5,11 +5,23 @@ n_heads = n_kv_heads * group always divides evenly, also when a failing case is 
 """
 import numpy as np
 
-from graders.engine.vocabulary import (CheckFailed, check, expect_causal, expect_close, expect_finite,
-                                       expect_inputs_unchanged, expect_prefix_invariant, expect_raises,
-                                       expect_repeatable, expect_rows_sum_to_one, expect_shape, expect_tuple,
-                                       tolerance, with_dtypes)
-from graders.engine.vocabulary import kind_of
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_causal,
+    expect_close,
+    expect_finite,
+    expect_inputs_unchanged,
+    expect_prefix_invariant,
+    expect_raises,
+    expect_repeatable,
+    expect_rows_sum_to_one,
+    expect_shape,
+    expect_tuple,
+    kind_of,
+    tolerance,
+    with_dtypes,
+)
 
 SHAPES = "returns y of shape (B, T, d_model) and weights of shape (B, n_heads, T, T)"
 GROUPING = "neighbouring query heads share a KV head (query head h uses KV head h // (n_heads // n_kv_heads))"

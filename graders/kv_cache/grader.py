@@ -8,10 +8,19 @@ the agreement check also gives random ones, since the function must take any cac
 import numpy as np
 
 from graders.engine import grammar
-from graders.engine.vocabulary import (check, CheckFailed, expect_close, expect_inputs_unchanged,
-                                       expect_raises, expect_repeatable, expect_shape, expect_tuple,
-                                       mismatch, tolerance)
-from graders.engine.vocabulary import kind_of
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_close,
+    expect_inputs_unchanged,
+    expect_raises,
+    expect_repeatable,
+    expect_shape,
+    expect_tuple,
+    kind_of,
+    mismatch,
+    tolerance,
+)
 
 FUNCTION = "attend_with_cache"
 SHAPES = "returns y (B, t_new, d_model) and the cache (k, v), each (B, n_heads, t_past + t_new, d_head)"

@@ -18,8 +18,18 @@ constant vector (0 / 0), nor d = 1.
 """
 import numpy as np
 
-from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, cast, floats,
-                                   with_row_offsets)
+from graders.engine.domain import (
+    ANY_NUMBER,
+    REAL_SIZES,
+    SIZES_OF_ONE,
+    Dim,
+    Domain,
+    Explore,
+    Grows,
+    cast,
+    floats,
+    with_row_offsets,
+)
 
 ROW_SCALES = np.array([1.0, 1e3, 1e-3, 30.0, 0.05, 300.0, 1.0])
 LEVELS = np.array([0.0, 3.0, 1e6, -2.5])

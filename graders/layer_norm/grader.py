@@ -6,8 +6,7 @@ as it is returned, so a later call cannot change what an earlier check compares.
 """
 import numpy as np
 
-from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_inputs_unchanged, expect_shape,
-                                       tolerance)
+from graders.engine.vocabulary import CheckFailed, check, expect_close, expect_inputs_unchanged, expect_shape, tolerance
 
 SHAPES = [
     {"lead": (), "d": 5, "seed": 0},

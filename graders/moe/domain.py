@@ -27,8 +27,20 @@ NumPy integer.
 """
 import numpy as np
 
-from graders.engine.domain import (ANY_NUMBER, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, Mode, cast, floats,
-                                   with_row_offsets, with_ties)
+from graders.engine.domain import (
+    ANY_NUMBER,
+    SIZES_OF_ONE,
+    Dim,
+    Domain,
+    Explore,
+    Grows,
+    Invalid,
+    Mode,
+    cast,
+    floats,
+    with_row_offsets,
+    with_ties,
+)
 
 OFFSETS = np.array([3.0, -3.0, 0.0, 1.0, -0.43])   # feature 0 of x, times a router row of 1000
 PARTS = ("W_gate", "W_up", "W_down")

@@ -5,9 +5,17 @@ d_model, d_ff and n_experts apart so that a transposed weight changes a shape in
 """
 import numpy as np
 
-from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
-                                       expect_raises, expect_shape, tolerance)
-from graders.engine.vocabulary import kind_of
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_close,
+    expect_finite,
+    expect_inputs_unchanged,
+    expect_raises,
+    expect_shape,
+    kind_of,
+    tolerance,
+)
 
 CASES = [
     {"lead": (5,), "d_model": 4, "d_ff": 6, "n_experts": 4, "top_k": 2, "seed": 0},
@@ -117,7 +125,7 @@ def dense(impl, new, lead, d_model, d_ff, n_experts, dtype="float64"):
 def permuted(impl, new, lead, d_model, d_ff, n_experts, top_k):
     x, W_router, experts = _layer(new, lead, d_model, d_ff, n_experts)
     order = np.roll(np.arange(n_experts), 1)                     # a cycle: every expert moves
-    perm = new.array("perm", order)
+    new.array("perm", order)                                     # named: the repro writes W_router[:, perm]
     W_perm = new.let("W_router_perm", W_router[:, order], "W_router[:, perm]")
     experts_perm = new.let("experts_perm", [experts[i] for i in order], "[experts[i] for i in perm]")
     out = _run(impl, x, W_router, experts, top_k)

@@ -6,8 +6,7 @@ Counts are ints and are compared exactly.
 """
 import numpy as np
 
-from graders.engine.vocabulary import (CheckFailed, check, expect_raises)
-from graders.engine.vocabulary import kind_of
+from graders.engine.vocabulary import CheckFailed, check, expect_raises, kind_of
 
 KEYS = ("embedding", "attention_q", "attention_kv", "attention_out", "feed_forward", "norms",
         "unembedding", "total")

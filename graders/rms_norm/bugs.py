@@ -6,7 +6,6 @@ only the whole sequence of calls, replayed in order, shows them.
 """
 from graders.engine.bugs import Bug, edited
 
-
 BASE = """import numpy as np
 
 

@@ -6,8 +6,16 @@ scale applied to the wrong axis or in the wrong place changes values instead of 
 """
 import numpy as np
 
-from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_finite,
-                                       expect_inputs_unchanged, expect_shape, tolerance, with_dtypes)
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_close,
+    expect_finite,
+    expect_inputs_unchanged,
+    expect_shape,
+    tolerance,
+    with_dtypes,
+)
 
 SHAPES = [
     {"lead": (), "d": 5, "seed": 0},

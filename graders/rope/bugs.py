@@ -9,7 +9,6 @@ NEAR_MISSES are mistakes close to a catalogued one that the grader must fail wit
 """
 from graders.engine.bugs import Bug, edited
 
-
 BASE = """import numpy as np
 
 

@@ -14,8 +14,18 @@ size of a real model: a context of 131,072 positions, with every family.
 """
 import numpy as np
 
-from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, Mode,
-                                   floats)
+from graders.engine.domain import (
+    ANY_NUMBER,
+    REAL_SIZES,
+    SIZES_OF_ONE,
+    Dim,
+    Domain,
+    Explore,
+    Grows,
+    Invalid,
+    Mode,
+    floats,
+)
 
 
 def _positions(new, case: dict):

@@ -7,8 +7,16 @@ accuracy as well.
 """
 import numpy as np
 
-from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_inputs_unchanged,
-                                       expect_raises, expect_shape, tolerance, with_dtypes)
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_close,
+    expect_inputs_unchanged,
+    expect_raises,
+    expect_shape,
+    tolerance,
+    with_dtypes,
+)
 
 SHAPES = [
     {"lead": (), "T": 1, "d_half": 1, "seed": 0},

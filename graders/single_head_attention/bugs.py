@@ -4,7 +4,6 @@ nanoGPT `block_size` habit) are edits of BASE_TABLE, whose table is built for th
 asked. Entries marked stateful keep something between calls."""
 from graders.engine.bugs import Bug, edited
 
-
 BASE = """import numpy as np
 
 

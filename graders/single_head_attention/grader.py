@@ -7,9 +7,19 @@ it on later calls of other sizes instead of looking like one that never masks.
 import numpy as np
 
 from graders.engine import grammar
-from graders.engine.vocabulary import (CheckFailed, check, expect_causal, expect_close, expect_finite,
-                                       expect_inputs_unchanged, expect_prefix_invariant, expect_repeatable,
-                                       expect_rows_sum_to_one, expect_shape, expect_tuple)
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_causal,
+    expect_close,
+    expect_finite,
+    expect_inputs_unchanged,
+    expect_prefix_invariant,
+    expect_repeatable,
+    expect_rows_sum_to_one,
+    expect_shape,
+    expect_tuple,
+)
 
 SHAPES = "returns (out, weights) shaped (T, d_k) and (T, T)"
 AGREES = "agrees with the reference"

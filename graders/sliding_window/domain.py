@@ -19,8 +19,20 @@ before the memory check (T = 8192) could name its mistake; the grader's own slow
 """
 import numpy as np
 
-from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, UNBOUNDED, Dim, Domain, Explore, Grows,
-                                   Invalid, Mode, cast, floats)
+from graders.engine.domain import (
+    ANY_NUMBER,
+    REAL_SIZES,
+    SIZES_OF_ONE,
+    UNBOUNDED,
+    Dim,
+    Domain,
+    Explore,
+    Grows,
+    Invalid,
+    Mode,
+    cast,
+    floats,
+)
 from graders.engine.probes import largest_score, through_v
 
 ROW_SCALES = np.array([1.0, 30.0, 1e-3, 6.0, 0.3, 18.0])

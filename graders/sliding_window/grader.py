@@ -2,9 +2,19 @@
 import numpy as np
 
 from graders.engine import grammar
-from graders.engine.vocabulary import (check, CheckFailed, expect_close, expect_inputs_unchanged,
-                                       expect_memory_below, expect_raises, expect_repeatable,
-                                       expect_shape, mismatch, NotImplementedYet, tolerance)
+from graders.engine.vocabulary import (
+    CheckFailed,
+    NotImplementedYet,
+    check,
+    expect_close,
+    expect_inputs_unchanged,
+    expect_memory_below,
+    expect_raises,
+    expect_repeatable,
+    expect_shape,
+    mismatch,
+    tolerance,
+)
 
 FUNCTION = "sliding_window_attention"
 MEMORY = "never builds a full T x T array (tracemalloc peak at T=8192, d=16, window 16)"

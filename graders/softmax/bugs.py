@@ -7,7 +7,6 @@ something between calls, so only the whole sequence of calls, replayed in order,
 """
 from graders.engine.bugs import Bug, edited
 
-
 BASE = """import numpy as np
 
 

@@ -12,8 +12,19 @@ of a real model: one slice of 131,072 logits (a vocabulary), with every family.
 """
 import numpy as np
 
-from graders.engine.domain import (REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, cast, floats, with_entries,
-                                   with_row_offsets, with_ties)
+from graders.engine.domain import (
+    REAL_SIZES,
+    SIZES_OF_ONE,
+    Dim,
+    Domain,
+    Explore,
+    Grows,
+    cast,
+    floats,
+    with_entries,
+    with_row_offsets,
+    with_ties,
+)
 
 
 def _shape(case: dict) -> tuple[int, tuple[int, ...]]:

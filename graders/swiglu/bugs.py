@@ -4,7 +4,6 @@ calls (a buffer, fused weights). NEAR_MISSES are mistakes close to a catalogued 
 grader must fail without naming."""
 from graders.engine.bugs import Bug, edited
 
-
 BASE = """import numpy as np
 
 

@@ -9,8 +9,16 @@ import math
 
 import numpy as np
 
-from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
-                                       expect_shape, tolerance, with_dtypes)
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_close,
+    expect_finite,
+    expect_inputs_unchanged,
+    expect_shape,
+    tolerance,
+    with_dtypes,
+)
 
 SHAPES = [
     {"lead": (), "d_model": 4, "d_ff": 7, "seed": 0},

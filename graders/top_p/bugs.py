@@ -7,7 +7,6 @@ catalogued one that the grader must fail without naming.
 """
 from graders.engine.bugs import Bug, edited
 
-
 BASE = """import numpy as np
 
 

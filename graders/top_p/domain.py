@@ -19,8 +19,20 @@ family. sample_top_p with rng left out draws differently in two new processes (4
 """
 import numpy as np
 
-from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, Mode,
-                                   floats, with_row_offsets, with_ties)
+from graders.engine.domain import (
+    ANY_NUMBER,
+    REAL_SIZES,
+    SIZES_OF_ONE,
+    Dim,
+    Domain,
+    Explore,
+    Grows,
+    Invalid,
+    Mode,
+    floats,
+    with_row_offsets,
+    with_ties,
+)
 
 
 def _logits(new, case: dict) -> np.ndarray:

@@ -4,11 +4,19 @@ import math
 import numpy as np
 
 from graders.engine import grammar
-from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_finite,
-                                       expect_inputs_unchanged, expect_raises, 
-                                       expect_rows_sum_to_one, expect_shape, tolerance,
-                                       with_dtypes)
-from graders.engine.vocabulary import kind_of
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_close,
+    expect_finite,
+    expect_inputs_unchanged,
+    expect_raises,
+    expect_rows_sum_to_one,
+    expect_shape,
+    kind_of,
+    tolerance,
+    with_dtypes,
+)
 
 # The chapter's worked example: at temperature 1 and top_p 0.9 the first two tokens survive.
 WORKED = [8.2, 6.9, 5.4, 4.8, 4.1, 3.7, 2.2, 1.0]
@@ -655,18 +663,6 @@ def sample_frequencies(impl, new, ref, example, temperature, top_p, n):
         raise CheckFailed(f"over {n} draws, {what} drew token {tok} {grammar.times(int(counts[tok]))} where "
                           f"top_p_probs expects {expected[worst]:.0f} (p = {q[tok]:.4f}); chi-square {chi2:.0f} is "
                           f"above {limit:.0f}, which a correct sampler exceeds with probability below {ALPHA:g}")
-
-
-def expect_in_nucleus(out, q, what):
-    """Draws of the right form, each a token its row's probabilities `q` (..., V) keep."""
-    drawn = expect_draws(out, q.shape[:-1], q.shape[-1], what)
-    rows, flat = q.reshape(-1, q.shape[-1]), drawn.reshape(-1)
-    outside = np.flatnonzero(rows[np.arange(len(flat)), flat] == 0)
-    if outside.size:
-        r = int(outside[0])
-        raise CheckFailed(f"{what} drew token {int(flat[r])} in row {r}, outside that row's nucleus "
-                          f"{_tokens(np.flatnonzero(rows[r]))}", kind="nucleus")
-    return drawn
 
 
 @check(UNCHANGED, [{"dtype": "float64", "seed": 90}, {"dtype": "float32", "seed": 91}])

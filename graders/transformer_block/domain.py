@@ -21,8 +21,19 @@ base as ints and np.float32.
 """
 import numpy as np
 
-from graders.engine.domain import (ANY_NUMBER, REAL_SIZES, SIZES_OF_ONE, Dim, Domain, Explore, Grows, Invalid, Mode,
-                                   cast, floats)
+from graders.engine.domain import (
+    ANY_NUMBER,
+    REAL_SIZES,
+    SIZES_OF_ONE,
+    Dim,
+    Domain,
+    Explore,
+    Grows,
+    Invalid,
+    Mode,
+    cast,
+    floats,
+)
 
 ROW_SCALES = np.array([1.0, 40.0, 1e-3, 8.0, 0.2, 25.0])
 NAMES = ("attn_norm", "W_q", "W_k", "W_v", "W_o", "ffn_norm", "W_gate", "W_up", "W_down")

@@ -6,8 +6,17 @@ keep d_model != n_heads * d_head and d_ff != d_model so that a wrong size change
 """
 import numpy as np
 
-from graders.engine.vocabulary import (CheckFailed, check, expect_close, expect_finite, expect_inputs_unchanged,
-                                       expect_prefix_invariant, expect_raises, expect_shape, tolerance)
+from graders.engine.vocabulary import (
+    CheckFailed,
+    check,
+    expect_close,
+    expect_finite,
+    expect_inputs_unchanged,
+    expect_prefix_invariant,
+    expect_raises,
+    expect_shape,
+    tolerance,
+)
 
 CALL = "transformer_block(x, params, {}, {})"
 CASES = [

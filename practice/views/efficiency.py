@@ -18,8 +18,18 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from graders.engine.costs import (CONSTANT, UNKNOWN, UNMEASURED, Along, Cost, Efficiency, FunctionCost,
-                                  bytes_list, growth_words, lines_rate_text)
+from graders.engine.costs import (
+    CONSTANT,
+    UNKNOWN,
+    UNMEASURED,
+    Along,
+    Cost,
+    Efficiency,
+    FunctionCost,
+    bytes_list,
+    growth_words,
+    lines_rate_text,
+)
 from graders.engine.grammar import verb
 from practice import term
 

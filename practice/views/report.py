@@ -19,7 +19,6 @@ from graders.engine.report import CheckResult, Report, Status
 from practice import paths, term
 from practice.views import efficiency, picture
 
-
 # The marks of a check: passed, failed, waiting (todo), not run (skip), and a dot.
 Symbols = TypedDict("Symbols", {"pass": str, "fail": str, "todo": str, "skip": str, "dot": str})
 
