@@ -28,7 +28,6 @@ from graders.engine.grammar import count
 from practice import catalogue
 
 TEMPLATE_MARK = "TODO(kata dev new)"
-EXPLORER_CHECKS = ("explored", "invalid_calls", "call_styles", "layouts", "repeated_calls", "new_arrays")
 MIN_BUGS = 6  # a catalogue of known bugs is broad: an interviewer has seen at least this many
 
 
@@ -128,7 +127,7 @@ def _kata(root: Path, entry: catalogue.Entry) -> list[str]:
         out += _stub(paths["stub"], paths["reference"], entry)
     if paths["grader"].is_file():
         out += _grader(paths["grader"], paths["bugs"])
-        out += _hint_checks(entry, _check_ids(paths["grader"]) | set(EXPLORER_CHECKS))
+        out += _hint_checks(entry, _check_ids(paths["grader"]) | set(explorer_checks()))
     if paths["domain"].is_file() and paths["reference"].is_file():
         out += _domain(name, paths["domain"], paths["reference"])
     return out
@@ -173,6 +172,13 @@ def _stub(stub: Path, reference: Path, entry: catalogue.Entry) -> list[str]:
     return out
 
 
+def explorer_checks() -> tuple[str, ...]:
+    """The ids of the explorer's checks, which a bug or a hint may name too."""
+    from graders.engine.explorer import CHECK_IDS
+
+    return CHECK_IDS
+
+
 def _check_ids(grader: Path) -> set[str]:
     """The ids of the grader's own checks: its @check functions' names."""
     tree = ast.parse(grader.read_text(encoding="utf-8"))
@@ -203,7 +209,7 @@ def _grader(grader: Path, bugs: Path) -> list[str]:
     btree = ast.parse(bugs.read_text(encoding="utf-8"))
     assigned = {t.id for n in btree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
     out += [f"its bugs.py defines no {name}" for name in ("BASE", "BUGS", "NEAR_MISSES") if name not in assigned]
-    known = checks | set(EXPLORER_CHECKS)
+    known = checks | set(explorer_checks())
     named = [c.args[0].value for node in btree.body if isinstance(node, ast.Assign)
              and any(getattr(t, "id", "") == "BUGS" for t in node.targets)
              for c in ast.walk(node.value) if isinstance(c, ast.Call) and getattr(c.func, "id", "") == "Bug"

@@ -45,6 +45,12 @@ NUMBER_WORDS = {"python": "scalars as Python numbers", "numpy": "scalars as NumP
                 "int": "whole floats passed as ints", "float32": "floats passed as np.float32"}
 
 
+# The ids of the explorer's checks, in the order they run: what a known bug or a hint may name
+# besides a grader's own checks (practice.dev holds the catalogues to them).
+CHECK_IDS = ("explored", "invalid_calls", "call_styles", "layouts", "repeated_calls", "lookalikes", "new_arrays",
+             "memory_modes")
+
+
 def checks(domain: Domain) -> dict:
     """The explorer's checks for `domain`, by id, in the order they run."""
     return _checks(domain)
@@ -150,6 +156,7 @@ def _checks(domain: Domain) -> dict:
         out["memory_modes"] = memory_modes
     for name, fn in out.items():
         fn.__name__ = fn.__qualname__ = name
+    assert list(out) == [i for i in CHECK_IDS if i in out], "CHECK_IDS names every check, in order"
     return out
 
 
