@@ -3,6 +3,7 @@
 From the smallest failing case, one dimension of the case changes at a time, and each
 neighbour is graded again: each size one larger and one smaller, each flag toggled, the
 other dtype, plain values for a special family, a scalar parameter at its other values, the
+reduction along another axis (a case's `axis`), the
 data scaled down (by 0.1, 0.01, 0.001) and up (by 10, 100), a given keyword left at its
 default. A neighbour that passes says what the failure needs ("fails with n_heads = 1 and B =
 2; passes with B = 1 and with n_heads = 2"); a dependence is said only when the same change
@@ -192,6 +193,9 @@ def _case_neighbours(one: Failing, domain) -> list[Neighbour]:
     for k, v in case.items():
         if isinstance(v, bool):
             out.append(Neighbour(k, f"with {k}={v}", f"with {k}={not v}", on_case=lambda c, k=k, v=v: {**c, k: not v}))
+    for v in _other_axes(case, one.call, ex):
+        out.append(Neighbour("axis", f"with axis = {case['axis']}", f"with axis = {v}",
+                             on_case=lambda c, v=v: {**c, "axis": v}))
     if case.get("dtype") == "float32":  # float64 is held to a tighter tolerance: passing in float32 says nothing
         out.append(Neighbour("dtype", "in float32", "in float64", on_case=lambda c: {**c, "dtype": "float64"}))
     if case.get("values") not in (None, "normal"):
@@ -206,6 +210,23 @@ def _case_neighbours(one: Failing, domain) -> list[Neighbour]:
                 out.append(Neighbour(k, f"with {k} = {shown(case[k])}", f"with {k} = {shown(v)}",
                                      on_case=lambda c, k=k, v=v: {**c, k: v}))
     return out
+
+
+def _other_axes(case: dict, call: Call, ex) -> list[int]:
+    """The other axes a case's `axis` may name (the two nearest to it, counted from 0): the
+    mistake of a reduction along a fixed axis shows along every axis but that one."""
+    axis = case.get("axis")
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        return []
+    if isinstance(case.get("shape"), tuple):
+        ndim = len(case["shape"])
+    elif ex is not None and ex.axis is not None:
+        ndim = ex.axis[1] + int(case.get("lead", 0))
+    else:
+        ndim = max((a.ndim for a in call.args if isinstance(a, np.ndarray)), default=0)
+    if not -ndim <= axis < ndim:
+        return []
+    return sorted((k for k in range(ndim) if k != axis % ndim), key=lambda k: abs(k - axis % ndim))[:2]
 
 
 def _nearest(value, others: list) -> list:
