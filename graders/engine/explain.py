@@ -276,6 +276,8 @@ def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, budget: Bu
             yield found
     if made or not budget.left():   # no case of other sizes fails so: the same sizes with other values
         return
+    # a failure within the tolerance (an exact 0 that is not) is matched by an answer that differs at all
+    least = 1.0 if error_ratio(one.got, one.want, _dtype(one)) > 1 else 0.0
     for args, kwargs in varied_calls(*clone((one.call.args, one.call.kwargs))):  # other values, own objects
         if not budget.left():
             return
@@ -288,7 +290,7 @@ def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, budget: Bu
             continue
         call = other.grading.calls[-1]
         found = compare(ref, domain, call, failure.case, every_size=True)
-        if found is not None and error_ratio(found.got, found.want, _dtype(found)) > 1:
+        if found is not None and error_ratio(found.got, found.want, _dtype(found)) > least:
             yield found
 
 

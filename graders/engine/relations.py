@@ -47,7 +47,7 @@ from graders.engine.array_relations import (
     value_relations,
 )
 from graders.engine.kinds import key_relations, sizes_relation, type_relation
-from graders.engine.masks import mask_relation
+from graders.engine.masks import mask_relation, not_zero
 from graders.engine.scales import clipped, slice_factors
 from graders.engine.wording import (
     MAX_SENTENCES,
@@ -167,6 +167,15 @@ def _unit_axes(long_: tuple, short: tuple) -> list[int] | None:
     return where if p == len(short) else None
 
 
+def _not_zero(got: Any, want: Any, w: Words) -> list[Finding]:
+    """An answer within the tolerance of the reference's that holds small numbers where the
+    reference's is exactly 0 (graders.engine.masks.not_zero)."""
+    G, W = to_array(got), to_array(want)
+    if G is None or W is None or G.shape != W.shape or _is_bool(got) or _is_bool(want):
+        return []
+    return not_zero(G, W, w)
+
+
 def _is_bool(x: Any) -> bool:
     return isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype.kind == "b")
 
@@ -184,7 +193,7 @@ def _single(got: Any, want: Any, w: Words, inputs: dict[str, np.ndarray], every:
         return []
     M = close_entries(G, W, w)
     if M.all():
-        return []
+        return not_zero(G, W, w)
     if G.size == 1:
         if _is_bool(got) or _is_bool(want):
             return []  # true and false are not numbers to relate
@@ -284,8 +293,9 @@ def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict
         # whatever the mistake: its agreeing says nothing, and is not said
         good = [part_names[i] for i in range(n) if ok[i] and not _trivial(want[i])]
         bad = [part_names[i] for i in range(n) if not ok[i]]
-        if not bad:
-            return []
+        if not bad:  # every part within the tolerance: an exact 0 that is not may still tell them apart
+            return [replace(f, part=part_names[i]) for i in range(n)
+                    for f in _not_zero(got[i], want[i], words(part_names[i], refs[i], refs[i], None, 0))]
         if good:
             agree = "agree" if len(good) > 1 or grammar.is_plural(good[0]) else "agrees"
             differ = "differ" if len(bad) > 1 or grammar.is_plural(bad[0]) else "differs"
