@@ -168,6 +168,8 @@ def confirm(f, got, want, inputs=None):
     if f.kind == "count":
         ok = np.isclose(G, W, rtol=1e-6, atol=1e-9, equal_nan=True)
         return int(ok.sum()) == d[0] and ok.size == d[1]
+    if f.kind == "mask" and d == ("not_zero",):
+        return close_entries(G, W) and bool(np.any((W == 0) & (G != 0)))
     raise AssertionError(f"no independent check for {f.kind}")
 
 
@@ -692,6 +694,18 @@ def test_at_most_four_sentences_most_specific_first():
     out = observe(tuple(2 * y for y in ys), tuple(ys), names=("a", "b", "c", "d", "e"))
     assert len(out) == 4
     assert out[0] == "a equals the reference's a times 2"
+
+
+def test_a_blocked_entry_made_small_is_not_zero():
+    rng = np.random.default_rng(5)
+    s = np.where(causal(4), rng.normal(size=(2, 4, 4)), -np.inf)
+    want = softmax(s)
+    got = softmax(np.maximum(s - s.max(axis=-1, keepdims=True), -30.0))
+    found = findings(got, want, what="the weights")
+    assert [f.kind for f in found] == ["mask"] and all(confirm(f, got, want) for f in found)
+    assert found[0].text.startswith("the weights are not exactly 0 where the reference is (all 12 entries): "
+                                    "they hold numbers from ")
+    assert observe(want, want) == [] and observe(want + 1e-12 * (want > 0), want) == []
 
 
 # ----------------------------------------------------------------------------- properties over seeds

@@ -12,7 +12,7 @@ failure needs of T) and the project's tests can count the entries explained righ
     held       an intermediate the grader holds (the masked scores, a product of other operands)
     axes       axes swapped or transposed, slices in another order, one slice everywhere
     shift      slices shifted by one position
-    mask       the entries an answer blocks, against the reference's (shifted, transposed, wider)
+    mask       the entries an answer blocks, against the reference's (shifted, transposed, wider, not exactly 0)
     normalised sums or a renormalisation along another axis
     shape      another shape (a missing or extra axis, a reshape, other sizes)
     parts      which outputs agree, which differ, which one is another's
