@@ -168,6 +168,14 @@ def confirm(f, got, want, inputs=None):
     if f.kind == "count":
         ok = np.isclose(G, W, rtol=1e-6, atol=1e-9, equal_nan=True)
         return int(ok.sum()) == d[0] and ok.size == d[1]
+    if f.kind == "reweighted":   # each key's column times a number of its own, each row renormalised
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(W > 0, G / W, np.nan)
+            pair = ratio[..., :, :, None] / ratio[..., :, None, :]     # d_j / d_j', the same in every row
+            spread = np.nanmax(pair, axis=-3) - np.nanmin(pair, axis=-3)
+            top = np.nanmax(np.abs(pair), axis=-3)
+        return bool(np.all(np.nan_to_num(spread) <= 1e-6 * np.nan_to_num(top) + 1e-9)) and \
+            np.array_equal(G == 0, W == 0) and not close_entries(G, W)
     if f.kind == "mask" and d == ("not_zero",):
         return close_entries(G, W) and bool(np.any((W == 0) & (G != 0)))
     raise AssertionError(f"no independent check for {f.kind}")
@@ -706,6 +714,18 @@ def test_a_blocked_entry_made_small_is_not_zero():
     assert found[0].text.startswith("the weights are not exactly 0 where the reference is (all 12 entries): "
                                     "they hold numbers from ")
     assert observe(want, want) == [] and observe(want + 1e-12 * (want > 0), want) == []
+
+
+def test_a_max_over_the_queries_reweights_each_key():
+    rng = np.random.default_rng(6)
+    s = np.where(causal(5), rng.normal(size=(2, 5, 5)), -np.inf)
+    want = softmax(s)
+    e = np.exp(s - s.max(axis=-2, keepdims=True))      # each key's max over the queries
+    got = e / e.sum(axis=-1, keepdims=True)
+    found = findings(got, want, what="the weights")
+    assert "reweighted" in [f.kind for f in found] and all(confirm(f, got, want) for f in found)
+    assert not [f for f in findings(softmax(rng.normal(size=(2, 5, 5))), softmax(rng.normal(size=(2, 5, 5))))
+                if f.kind == "reweighted"]
 
 
 # ----------------------------------------------------------------------------- properties over seeds

@@ -416,6 +416,51 @@ def tempered_relation(G, W, w: Words) -> list[Finding]:
     return [Finding(R_FACTOR, "tempered", text, (c,))]
 
 
+FIT_ROUNDS = 30   # rounds of the alternating fit of a row's and a key's share of a log-ratio
+
+
+def reweighted_relation(G, W, w: Words) -> list[Finding]:
+    """Both are distributions along the last axis, zero at the same entries, and each key of a
+    slice has its weight multiplied by a number of its own, the same for every row, each row then
+    renormalised: G = W * d_j / sum_j(W * d_j). A shift of the scores before a softmax that differs
+    from key to key does that (a max taken over the queries, not over the keys). The log-ratio
+    log(G / W) is fitted as a row's part plus a key's part, on the entries where both are well above
+    underflow; the prediction is verified on every entry, and the fit is claimed only where the
+    entries outnumber what it fits (and a second case confirms it)."""
+    if G.ndim < 2 or G.shape[-1] < 2 or G.shape[-2] < 2 or not (np.all(np.isfinite(G)) and np.all(np.isfinite(W))):
+        return []
+    if np.any(G < 0) or np.any(W < 0) or not (_sums_to_one(G) and _sums_to_one(W)):
+        return []
+    if not np.array_equal(G == 0, W == 0):
+        return []
+    t_q, t_k = G.shape[-2:]
+    g, r = G.reshape(-1, t_q, t_k), W.reshape(-1, t_q, t_k)
+    both = (g > 1e-12) & (r > 1e-12)
+    rows, keys = both.any(axis=2), both.any(axis=1)
+    if int(both.sum()) < int(rows.sum()) + int(keys.sum()) - g.shape[0] + 1:
+        return []
+    with np.errstate(all="ignore"):
+        R = np.where(both, np.log(np.where(both, g, 1.0)) - np.log(np.where(both, r, 1.0)), 0.0)
+    n_row, n_key = np.maximum(both.sum(axis=2), 1), np.maximum(both.sum(axis=1), 1)
+    a, b = np.zeros(g.shape[:2]), np.zeros((g.shape[0], t_k))
+    for _ in range(FIT_ROUNDS):
+        a = np.where(both, R - b[:, None, :], 0.0).sum(axis=2) / n_row
+        b = np.where(both, R - a[:, :, None], 0.0).sum(axis=1) / n_key
+    b = np.where(keys, b - np.max(np.where(keys, b, -np.inf), axis=1, keepdims=True), 0.0)
+    if float(np.max(np.ptp(np.where(keys, b, 0.0), axis=1))) <= 10 * max(w.rtol, 1e-6):
+        return []   # one number for every key: the same weights
+    with np.errstate(all="ignore"):
+        e = r * np.exp(b)[:, None, :]
+        pred = (e / e.sum(axis=2, keepdims=True)).reshape(G.shape)
+    if not np.all(np.isfinite(pred)) or not _explains(G, pred, W, np.zeros(G.shape, dtype=bool), w):
+        return []
+    text = (f"{w.subject} {w.verb('is', 'are')} {w.ref} with the weight of each key (each entry along the last axis) "
+            f"multiplied by a number of its own, the same for every query (every row), and each row renormalised to "
+            f"sum to 1: a shift before the softmax that differs from key to key, such as a max taken over the queries "
+            f"instead of the keys")
+    return [Finding(R_RENORM, "reweighted", text, ("keys",))]
+
+
 def _sums_to_one(a: np.ndarray) -> bool:
     return bool(np.all(np.abs(a.sum(axis=-1) - 1.0) <= 1e-5))
 

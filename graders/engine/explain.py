@@ -129,7 +129,8 @@ def _history(looked, candidate, other, ref, record) -> Explanation | None:
 def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
     """The sentences of the first failing check that says what the answer is, else of the
     first that says what the failure needs or where it shows. What a failure needs is asked
-    only when no relation says what the answer is, and of the first failing check only."""
+    only when no relation says what the answer is on the smallest failing case, and of the first
+    failing check only."""
     best: list[Said] = []
     contrasted = False
     for _, failure in looked:
@@ -140,12 +141,14 @@ def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
         if one is None:
             continue
         larger = _Larger(_seconds(failure, one, other, ref, domain, budget))
-        relations = _relations(failure, one, larger, other, ref, domain)
+        relations, smallest = _relations(failure, one, larger, other, ref, domain)
         what = [s for s in relations if s.kind not in ("where", "parts")]
-        if what and not all(s.weak for s in what):
+        if what and not all(s.weak for s in what) and (smallest or contrasted):
             return what + [s for s in relations if s not in what][:1]
         needs = []
-        if not contrasted and disagrees(call, ref):  # a factor that changes from case to case says little
+        # a factor that changes from case to case says little, and what only larger cases show says nothing of
+        # the smallest one: what the failure needs is asked too (of one check only)
+        if not contrasted and disagrees(call, ref):
             contrasted = True                         # what the failure needs too: asked of one check only
             needs = _needs(failure, one, larger, other, ref, domain, budget)
         if what:
@@ -157,24 +160,26 @@ def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
     return best
 
 
-def _relations(failure, one: Compared, larger, other, ref, domain) -> list[Said]:
+def _relations(failure, one: Compared, larger, other, ref, domain) -> tuple[list[Said], bool]:
     """The relations of the smallest case confirmed on a second one; else those of two larger
-    cases; else those of the weights behind the answer (a probe), on two larger cases."""
+    cases; else those of the weights behind the answer (a probe), on two larger cases. And
+    whether the smallest case shows what they say."""
     two = larger.get(0)
     if two is None:
-        return []
+        return [], True
     relations = [_said_of(f) for f in confirmed(one, two)]
-    if not _says_what(relations) and larger.get(1) is not None:  # the smallest case may be too small
-        on_larger = [_said_of(f, f" [on a larger case: {_described(failure, two)}]")
-                     for f in confirmed(two, larger.get(1))]
-        relations = on_larger if _says_what(on_larger) or not relations else relations
-    if not _says_what(relations) and larger.get(1) is not None:  # the weights behind y, when it hides them
+    if _says_what(relations) or larger.get(1) is None:
+        return relations, True
+    on_larger = [_said_of(f, f" [on a larger case: {_described(failure, two)}]")   # the smallest case may be
+                 for f in confirmed(two, larger.get(1))]                              # too small
+    relations = on_larger if _says_what(on_larger) or not relations else relations
+    if not _says_what(relations):  # the weights behind y, when it hides them
         seen = _probed(two, other, ref, domain), _probed(larger.get(1), other, ref, domain)
         if seen[0] is not None and seen[1] is not None:
             probed = [_said_of(f, f" [seen with v = the identity, on a larger case: {_described(failure, two)}]",
                                "the weights") for f in confirmed(*seen)]
             relations = probed if _says_what(probed) or not relations else relations
-    return relations
+    return relations, False
 
 
 def _needs(failure, one: Compared, larger, other, ref, domain, budget: Budget) -> list[Said]:

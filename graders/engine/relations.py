@@ -39,6 +39,7 @@ from graders.engine.array_relations import (
     along_axis_relations,
     axes_relation,
     close_entries,
+    reweighted_relation,
     sums_relation,
     swapped_axes,
     tempered_relation,
@@ -206,8 +207,9 @@ def _single(got: Any, want: Any, w: Words, inputs: dict[str, np.ndarray], every:
     if not any(f.kind in ("factor", "negated", "renormalised") for f in exact):
         exact += slice_factors(G, W, w) or clipped(G, W, w)
     if every:
-        return exact + tempered_relation(G, W, w) + sums_relation(G, W, w) + agreement_pattern(M, w)
-    exact = exact or tempered_relation(G, W, w)
+        return exact + tempered_relation(G, W, w) + reweighted_relation(G, W, w) + sums_relation(G, W, w) + \
+            agreement_pattern(M, w)
+    exact = exact or tempered_relation(G, W, w) or reweighted_relation(G, W, w)
     if exact:
         return exact
     return sums_relation(G, W, w) + agreement_pattern(M, w)

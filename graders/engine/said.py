@@ -13,7 +13,7 @@ failure needs of T) and the project's tests can count the entries explained righ
     axes       axes swapped or transposed, slices in another order, one slice everywhere
     shift      slices shifted by one position
     mask       the entries an answer blocks, against the reference's (shifted, transposed, wider, not exactly 0)
-    normalised sums or a renormalisation along another axis
+    normalised sums or a renormalisation along another axis, each key reweighted in every row
     shape      another shape (a missing or extra axis, a reshape, other sizes)
     parts      which outputs agree, which differ, which one is another's
     keys       a dict's missing or extra keys
@@ -41,7 +41,7 @@ FAMILY = {
     "transposed_shape": "axes",
     "shift": "shift",
     "mask": "mask",
-    "sums": "normalised", "renormalised": "normalised",
+    "sums": "normalised", "renormalised": "normalised", "reweighted": "normalised",
     "shape": "shape", "unit_axis": "shape", "reshaped": "shape", "sizes": "shape", "length": "shape",
     "parts": "parts", "other_part": "parts", "one_part": "parts", "in_part": "parts", "element": "parts",
     "keys": "keys", "type": "type",
