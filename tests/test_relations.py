@@ -168,6 +168,12 @@ def confirm(f, got, want, inputs=None):
     if f.kind == "count":
         ok = np.isclose(G, W, rtol=1e-6, atol=1e-9, equal_nan=True)
         return int(ok.sum()) == d[0] and ok.size == d[1]
+    if f.kind == "input_offset":
+        name, stat, sign = d
+        x = np.asarray(inputs[name], dtype=np.float64)
+        top = x.max(axis=-1) if x.ndim else x
+        shift = {"row_max_mean": np.mean(top), "max": np.max(x), "row_max_sum": np.sum(top)}[stat]
+        return close_entries(G, W + sign * shift)
     if f.kind == "reweighted":   # each key's column times a number of its own, each row renormalised
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(W > 0, G / W, np.nan)
@@ -726,6 +732,17 @@ def test_a_max_over_the_queries_reweights_each_key():
     assert "reweighted" in [f.kind for f in found] and all(confirm(f, got, want) for f in found)
     assert not [f for f in findings(softmax(rng.normal(size=(2, 5, 5))), softmax(rng.normal(size=(2, 5, 5))))
                 if f.kind == "reweighted"]
+
+
+def test_a_shift_not_added_back_is_an_offset_by_an_input():
+    logits = np.random.default_rng(7).normal(size=(3, 5))
+    lse = np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1)) + logits.max(-1)
+    want = float(np.mean(lse - logits[:, 0]))
+    got = want - float(np.mean(logits.max(-1)))
+    found = findings(got, want, inputs={"logits": logits}, what="the loss")
+    assert [f.detail for f in found if f.kind == "input_offset"] == [("logits", "row_max_mean", -1)]
+    assert found[0].text.startswith("the loss is the reference's value minus the mean of the row maxima of logits")
+    assert all(confirm(f, got, want, {"logits": logits}) for f in found)
 
 
 # ----------------------------------------------------------------------------- properties over seeds

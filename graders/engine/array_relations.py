@@ -378,6 +378,46 @@ def value_relations(G, W, w: Words, inputs: dict[str, np.ndarray]) -> list[Findi
     return out
 
 
+STATISTICS = {   # numbers of an input a shift may be, by name: a row is the last axis
+    "row_max_mean": ("the mean of the row maxima of {}", lambda A: float(np.mean(A.max(axis=-1) if A.ndim else A))),
+    "max": ("the largest entry of {}", lambda A: float(np.max(A))),
+    "row_max_sum": ("the sum of the row maxima of {}", lambda A: float(np.sum(A.max(axis=-1) if A.ndim else A))),
+}
+
+
+def _statistics(A: np.ndarray) -> list[tuple[str, float]]:
+    """The STATISTICS of an input, each once (the first of those equal here)."""
+    if A.size == 0 or not np.all(np.isfinite(A)):
+        return []
+    out: list[tuple[str, float]] = []
+    for stat, (_, of) in STATISTICS.items():
+        x = of(A)
+        if not any(math.isclose(x, y, rel_tol=1e-9, abs_tol=0.0) for _, y in out):
+            out.append((stat, x))
+    return out
+
+
+def input_offsets(g: float, v: float, w: Words, inputs: dict[str, np.ndarray]) -> list[Finding]:
+    """A single number that is the reference's plus or minus a statistic of an input (the mean of
+    its row maxima, say): a shift subtracted before a step and not added back after it. Every
+    statistic that fits is returned, so that a second case keeps the one that fits there too."""
+    if not (math.isfinite(g) and math.isfinite(v)) or g == 0 or math.isclose(g, v, rel_tol=w.rtol, abs_tol=w.atol):
+        return []
+    out = []
+    for name, A in inputs.items():
+        for stat, x in _statistics(A):
+            if abs(x) <= w.atol or math.isclose(abs(x), abs(v), rel_tol=w.rtol, abs_tol=w.atol):
+                continue
+            for sign, word in ((1, "plus"), (-1, "minus")):
+                if math.isclose(g, v + sign * x, rel_tol=w.rtol, abs_tol=w.atol):
+                    label = STATISTICS[stat][0].format(name)
+                    text = (f"{w.subject} {w.verb('is', 'are')} {w.ref_value} {word} {label} ({num_text(x)} here): "
+                            f"a shift of {name} {'added' if sign > 0 else 'subtracted'} before a step and not "
+                            f"{'taken back' if sign > 0 else 'added back'} after it")
+                    out.append(Finding(R_OFFSET, "input_offset", text, (name, stat, sign)))
+    return out
+
+
 def tempered_relation(G, W, w: Words) -> list[Finding]:
     """Both are distributions along the last axis and the output is the reference's at another
     temperature: G is softmax(c * log W) along the last axis, for one c (a wrong scale of the

@@ -39,6 +39,7 @@ from graders.engine.array_relations import (
     along_axis_relations,
     axes_relation,
     close_entries,
+    input_offsets,
     reweighted_relation,
     sums_relation,
     swapped_axes,
@@ -198,7 +199,8 @@ def _single(got: Any, want: Any, w: Words, inputs: dict[str, np.ndarray], every:
     if G.size == 1:
         if _is_bool(got) or _is_bool(want):
             return []  # true and false are not numbers to relate
-        return _scalar(float(G.flat[0]), float(W.flat[0]), w, every)
+        g, v = float(G.flat[0]), float(W.flat[0])
+        return input_offsets(g, v, w, inputs) + _scalar(g, v, w, every)
     exact = axes_relation(G, W, w) + along_axis_relations(G, W, w) + value_relations(G, W, w, inputs)
     if masked:
         mask = mask_relation(G, W, w, _is_bool(got) or _is_bool(want))

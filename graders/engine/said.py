@@ -6,7 +6,7 @@ should get ("mask@the weights": a sentence about the weights' mask; "needs@T": w
 failure needs of T) and the project's tests can count the entries explained right:
 
     scale      a factor, a softmax at another temperature, the opposite sign, a ratio
-    offset     a constant added, a difference of whole numbers
+    offset     a constant added, a difference of whole numbers, a statistic of an input added
     clip       every entry beyond one number brought back to it (a floor, a ceiling)
     input      an input of the call added, missing, or returned
     held       an intermediate the grader holds (the masked scores, a product of other operands)
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 FAMILY = {
     "factor": "scale", "tempered": "scale", "slice_factor": "scale", "negated": "scale", "ratio": "scale",
     "opposite_sign": "scale",
-    "offset": "offset", "difference": "offset", "floor": "clip", "ceiling": "clip",
+    "offset": "offset", "difference": "offset", "input_offset": "offset", "floor": "clip", "ceiling": "clip",
     "input": "input", "plus_input": "input", "minus_input": "input",
     "held": "held", "held_transposed": "held",
     "transpose": "axes", "permutation": "axes", "rolled": "axes", "same_slice": "axes",
