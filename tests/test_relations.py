@@ -174,6 +174,9 @@ def confirm(f, got, want, inputs=None):
         top = x.max(axis=-1) if x.ndim else x
         shift = {"row_max_mean": np.mean(top), "max": np.max(x), "row_max_sum": np.sum(top)}[stat]
         return close_entries(G, W + sign * shift)
+    if f.kind == "zero_rows":
+        zero = np.all(np.asarray(inputs[d[0]]) == 0, axis=-1)
+        return bool(np.all(G[zero] == 0)) and close_entries(G[~zero], W[~zero]) and not close_entries(G, W)
     if f.kind == "reweighted":   # each key's column times a number of its own, each row renormalised
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(W > 0, G / W, np.nan)
@@ -743,6 +746,18 @@ def test_a_shift_not_added_back_is_an_offset_by_an_input():
     assert [f.detail for f in found if f.kind == "input_offset"] == [("logits", "row_max_mean", -1)]
     assert found[0].text.startswith("the loss is the reference's value minus the mean of the row maxima of logits")
     assert all(confirm(f, got, want, {"logits": logits}) for f in found)
+
+
+def test_rows_of_zeros_taken_for_padding():
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(2, 4, 3))
+    x[0, 1] = 0.0
+    want = rng.normal(size=(2, 4, 3))
+    got = want.copy()
+    got[0, 1] = 0.0
+    found = findings(got, want, inputs={"x": x}, what="y")
+    assert "zero_rows" in [f.kind for f in found] and all(confirm(f, got, want, {"x": x}) for f in found)
+    assert not [f for f in findings(got, want, inputs={"x": x + 1}) if f.kind == "zero_rows"]
 
 
 # ----------------------------------------------------------------------------- properties over seeds

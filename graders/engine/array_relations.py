@@ -418,6 +418,27 @@ def input_offsets(g: float, v: float, w: Words, inputs: dict[str, np.ndarray]) -
     return out
 
 
+def zero_rows(G, W, M: np.ndarray, w: Words, inputs: dict[str, np.ndarray]) -> list[Finding]:
+    """The answer is exactly 0 in the rows (all but the last axis) where an input's row is all
+    zeros, and agrees with the reference everywhere else: a row of zeros taken for padding."""
+    if G.ndim < 2:
+        return []
+    out = []
+    for name, A in inputs.items():
+        if A.shape[:-1] != G.shape[:-1] or A.shape[-1] == 0:
+            continue
+        Z = np.all(A == 0, axis=-1)
+        if not Z.any() or Z.all():
+            continue
+        if np.all(G[Z] == 0) and np.all(M[~Z]) and np.any(np.abs(W[Z]) > w.atol):
+            n = int(Z.sum())
+            rows = f"the {n} rows" if n > 1 else "the row"
+            text = (f"{w.subject} {w.verb('is', 'are')} 0 in {rows} where the input {name} is all zeros, and "
+                    f"{w.verb('agrees', 'agree')} with {w.ref} everywhere else: a row of zeros is taken for padding")
+            out.append(Finding(R_INPUT, "zero_rows", text, (name,)))
+    return out
+
+
 def tempered_relation(G, W, w: Words) -> list[Finding]:
     """Both are distributions along the last axis and the output is the reference's at another
     temperature: G is softmax(c * log W) along the last axis, for one c (a wrong scale of the

@@ -47,6 +47,7 @@ from graders.engine.array_relations import (
     to_array,
     transposition,
     value_relations,
+    zero_rows,
 )
 from graders.engine.kinds import key_relations, sizes_relation, type_relation
 from graders.engine.masks import mask_relation, not_zero
@@ -201,7 +202,8 @@ def _single(got: Any, want: Any, w: Words, inputs: dict[str, np.ndarray], every:
             return []  # true and false are not numbers to relate
         g, v = float(G.flat[0]), float(W.flat[0])
         return input_offsets(g, v, w, inputs) + _scalar(g, v, w, every)
-    exact = axes_relation(G, W, w) + along_axis_relations(G, W, w) + value_relations(G, W, w, inputs)
+    exact = axes_relation(G, W, w) + along_axis_relations(G, W, w) + value_relations(G, W, w, inputs) + \
+        zero_rows(G, W, M, w, inputs)
     if masked:
         mask = mask_relation(G, W, w, _is_bool(got) or _is_bool(want))
         if mask:  # a mask's shape, said as a mask: not as slices shifted or permuted

@@ -8,7 +8,7 @@ failure needs of T) and the project's tests can count the entries explained righ
     scale      a factor, a softmax at another temperature, the opposite sign, a ratio
     offset     a constant added, a difference of whole numbers, a statistic of an input added
     clip       every entry beyond one number brought back to it (a floor, a ceiling)
-    input      an input of the call added, missing, or returned
+    input      an input of the call added, missing, or returned; rows zeroed where an input's are
     held       an intermediate the grader holds (the masked scores, a product of other operands)
     axes       axes swapped or transposed, slices in another order, one slice everywhere
     shift      slices shifted by one position
@@ -35,7 +35,7 @@ FAMILY = {
     "factor": "scale", "tempered": "scale", "slice_factor": "scale", "negated": "scale", "ratio": "scale",
     "opposite_sign": "scale",
     "offset": "offset", "difference": "offset", "input_offset": "offset", "floor": "clip", "ceiling": "clip",
-    "input": "input", "plus_input": "input", "minus_input": "input",
+    "input": "input", "plus_input": "input", "minus_input": "input", "zero_rows": "input",
     "held": "held", "held_transposed": "held",
     "transpose": "axes", "permutation": "axes", "rolled": "axes", "same_slice": "axes",
     "transposed_shape": "axes",
