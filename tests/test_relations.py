@@ -760,6 +760,15 @@ def test_rows_of_zeros_taken_for_padding():
     assert not [f for f in findings(got, want, inputs={"x": x + 1}) if f.kind == "zero_rows"]
 
 
+def test_an_order_of_slices_named_at_every_length():
+    want = np.random.default_rng(9).normal(size=(8, 3))
+    out = observe(want[[0, 2, 4, 6, 1, 3, 5, 7]], want)
+    assert out == ["along axis 0, the output holds the slices of the reference in the order 0, 2, 4, 6, 1, 3, 5, 7 "
+                   "(its even-numbered slices first, then its odd-numbered ones)"]
+    assert observe(want[[0, 4, 1, 5, 2, 6, 3, 7]], want)[0].endswith("(its two halves interleaved: slice 2i holds its "
+                                                                       "slice i, slice 2i + 1 its slice i + n/2)")
+
+
 # ----------------------------------------------------------------------------- properties over seeds
 
 @pytest.mark.parametrize("seed", range(60))

@@ -240,12 +240,12 @@ def along_axis_relations(G, W, w: Words) -> list[Finding]:
                             f"{rolled} coming first")
                     out.append(Finding(R_PERM, "rolled", text, (k, rolled)))
                     continue
-                reverse = perm == list(range(n - 1, -1, -1))
+                pattern = permutation_pattern(perm)
                 listed = ", ".join(str(j) for j in perm[:12]) + (", …" if n > 12 else "")
-                if reverse:
+                if pattern == "reversed":
                     order = f"the order {listed} (reversed)" if n <= 12 else "reverse order"
                 else:
-                    order = f"the order {listed}"
+                    order = f"the order {listed}" + (f" ({PATTERNS[pattern]})" if pattern else "")
                 text = f"along {ax}, {w.subject} {w.verb('holds', 'hold')} the slices of {w.ref} in {order}"
                 out.append(Finding(R_PERM, "permutation", text, (k, tuple(perm))))
                 continue
@@ -257,6 +257,26 @@ def along_axis_relations(G, W, w: Words) -> list[Finding]:
         if shift:
             out.append(_shift_finding(k, shift, False, w))
     return out
+
+
+PATTERNS = {"evens_first": "its even-numbered slices first, then its odd-numbered ones",
+            "interleaved": "its two halves interleaved: slice 2i holds its slice i, slice 2i + 1 its slice i + n/2"}
+
+
+def permutation_pattern(perm: list[int]) -> str | None:
+    """The name of an order of slices that is the same at every length (reversed, the even-numbered
+    slices first, the two halves interleaved), so that two cases of other lengths can agree on it.
+    Below six slices the last two are one swap, and not named."""
+    n = len(perm)
+    if perm == list(range(n - 1, -1, -1)):
+        return "reversed"
+    if n < 6:
+        return None
+    if perm == list(range(0, n, 2)) + list(range(1, n, 2)):
+        return "evens_first"
+    if n % 2 == 0 and perm == [i // 2 + (n // 2) * (i % 2) for i in range(n)]:
+        return "interleaved"
+    return None
 
 
 def _shift(Gk, Wk, w: Words) -> int:
