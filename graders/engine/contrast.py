@@ -3,11 +3,11 @@
 From the smallest failing case, one dimension of the case changes at a time, and each
 neighbour is graded again: each size one larger and one smaller, each flag toggled, the
 other dtype, plain values for a special family, a scalar parameter at its other values, the
-reduction along another axis (a case's `axis`), the
-data scaled down (by 0.1, 0.01, 0.001) and up (by 10, 100), a given keyword left at its
-default. A neighbour that passes says what the failure needs ("fails with n_heads = 1 and B =
-2; passes with B = 1 and with n_heads = 2"); a dependence is said only when the same change
-makes a second failing case, of other sizes, pass too (graders.engine.explain).
+reduction along another axis (a case's `axis`), the data scaled down (by 0.1, 0.01, 0.001) and
+up (by 10, 100), a whole number the call is given outright one more and twice as large, a given
+keyword left at its default. A neighbour that passes says what the failure needs ("fails with
+n_heads = 1 and B = 2; passes with B = 1 and with n_heads = 2"); a dependence is said only when
+the same change makes a second failing case, of other sizes, pass too (graders.engine.explain).
 
 Sizes, flags, the dtype, the family and the scalars change in the check's own case, which
 the check makes again; the scale and the defaults change the failing call's arguments, and
@@ -38,7 +38,8 @@ DOWN = (0.1, 0.01, 0.001)      # the data scaled down, until a neighbour passes
 UP = (10.0, 100.0)             # and up
 CLEAN = 1e-3                   # a clean pass: the largest error at most this share of the tolerance (round-off)
 SENSITIVE = 1e-3               # the data changed by this share: a reference answer that moves less is saturated
-MAX_NEIGHBOURS = 12            # neighbours graded on the smallest case, at most
+MAX_NEIGHBOURS = 12            # neighbours of the case graded on the smallest case, at most
+MAX_CALL_NEIGHBOURS = 8        # and neighbours of its failing call (scaled data, whole numbers, defaults)
 LARGE_BYTES = 1 << 16          # a failing call with larger arguments is past a cheap boundary
 LARGE_SIZE = 64                # ... and its sizes from this one up are the boundary's
 BISECTIONS = 5                 # steps of bisection towards such a boundary, at most
@@ -107,9 +108,10 @@ def neighbours_that_pass(one: Failing, other, ref, domain, budget: Budget) -> li
         tried += 1
         if passes(n, one, other, ref):
             passing.append(n)
+    tried = 0   # the call's own neighbours are counted apart: a case with many sizes leaves them their turn
     for chain in _call_neighbours(one, ref, domain) if not large and disagrees(one.call, ref) else ():
         for n in chain:   # scaled by 0.1, then 0.01, ...: the first that passes
-            if tried >= MAX_NEIGHBOURS or not budget.left():
+            if tried >= MAX_CALL_NEIGHBOURS or not budget.left():
                 break
             tried += 1
             if passes(n, one, other, ref):
@@ -263,7 +265,8 @@ def _related(s: Size, v: int, sizes: list[Size]) -> str:
 
 def _call_neighbours(one: Failing, ref, domain) -> list[list[Neighbour]]:
     """Chains of neighbours on the failing call's arguments: the data scaled down, scaled up,
-    and each keyword given a value left at its default."""
+    each whole number given outright one more, then twice as large (the same values on a second
+    case: a threshold or a multiple), and each keyword given a value left at its default."""
     named = arguments(ref, one.call)
     ex = explored(domain, one.call.function)
     data = _scaled_name(named, ex)
@@ -277,6 +280,11 @@ def _call_neighbours(one: Failing, ref, domain) -> list[list[Neighbour]]:
         params = inspect.signature(getattr(ref, one.call.function)).parameters
     except (TypeError, ValueError, AttributeError):
         params = {}
+    for k, v in named.items():   # a whole number the call is given outright (not a size of the case)
+        if k in one.case or isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
+            continue
+        chains.append([Neighbour(k, f"with {k} = {v}", f"with {k} = {n}", on_call=lambda a, k=k, n=n: {**a, k: n})
+                       for n in (int(v) + 1, 2 * int(v))])
     for k, v in one.call.kwargs.items():
         p = params.get(k)
         if p is None or p.default is inspect.Parameter.empty or make.equal(v, p.default):

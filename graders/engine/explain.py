@@ -243,8 +243,10 @@ def _probed(c: Compared, other, ref, domain) -> Compared | None:
 
 def _said_of(f, note: str = "", part: str | None = None) -> Said:
     """A confirmed relation as a sentence of `Observed:`; weak when its number changes with the case,
-    or when it says only that two masks differ."""
-    weak = varying(f.text) or (f.kind == "mask" and f.detail == ("differs",))
+    when it says only that two masks differ, or that a single number is 0 (what the check's own
+    message says: what the failure needs says more)."""
+    weak = varying(f.text) or (f.kind == "mask" and f.detail == ("differs",)) or (f.kind == "zero" and
+                                                                                 f.detail == ("scalar",))
     return Said(family(f.kind), f.part if part is None else part, f.text + note, weak)
 
 

@@ -81,7 +81,7 @@ def _scalar(g: float, v: float, w: Words, every: bool = False) -> list[Finding]:
     subj, rv = w.subject, w.ref_value
     is_ = w.verb("is", "are")
     if g == 0 and v != 0:
-        return [Finding(R_CONSTANT, "zero", f"{subj} {is_} 0 where {rv} is {number_text(v)}", ())]
+        return [Finding(R_CONSTANT, "zero", f"{subj} {is_} 0 where {rv} is {number_text(v)}", ("scalar",))]
     integral = g == int(g) and v == int(v) and abs(g) < 2 ** 53 and abs(v) < 2 ** 53
     if integral:
         gi, vi = int(g), int(v)
