@@ -14,7 +14,8 @@ In order, for the first failing checks:
   larger ones, said with the case they were seen on.
 The first check that says what the answer is speaks for the grading; else the first that
 says what the failure needs or where it shows; else what a failing call did that the
-reference's does not (raise, return, write into an input).
+reference's does not (raise, return, write into an input). What the first failing check's call
+did comes before sentences that only say where the answers differ.
 
 Every repro of a failing check prints the reference's answer beside the attempt's, and one
 that NumPy's refusal of its global samplers made fail makes the same refusal
@@ -84,6 +85,8 @@ def explain(failures: list[tuple[str, CheckFailed]], candidate, ref, domain, sec
         g.deadline = float("inf")
     if not out.said:
         out.said = _conduct(ref, failures)
+    elif not any(s.kind not in ("where", "parts") for s in out.said):   # where it shows, not what it is:
+        out.said = _conduct(ref, failures[:1]) + out.said[:MAX_OBSERVED - 1]   # what the first failure did, first
     out.said = out.said[:MAX_OBSERVED]
     out.repros = {**_shown(failures, ref), **out.repros}
     g.explanation = out.said
