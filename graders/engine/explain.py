@@ -131,7 +131,8 @@ def _history(looked, candidate, other, ref, record) -> Explanation | None:
 
 def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
     """The sentences of the first failing check that says what the answer is, else of the
-    first that says what the failure needs or where it shows. What a failure needs is asked
+    first that says what the failure needs or where it shows (and, when the check that says what
+    the failure needs shows no relation, where a later one shows it). What a failure needs is asked
     only when no relation says what the answer is on the smallest failing case, and of the first
     failing check only."""
     best: list[Said] = []
@@ -159,6 +160,8 @@ def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
         found = needs + relations
         if needs and not any(s.kind == "needs" for s in best):
             best = found
+        elif relations and best and all(s.kind == "needs" for s in best):   # where a later check shows it
+            best = best + relations[:2]
         best = best or found
     return best
 
