@@ -236,6 +236,24 @@ def test_an_explanation_makes_a_bounded_number_of_calls(tmp_path, monkeypatch):
     assert made and max(made) <= explain.CALLS + 4
 
 
+def test_what_only_larger_cases_show_comes_after_what_the_smallest_case_needs(tmp_path):
+    said = grade_source("softmax", bug("softmax", "max_over_first_axis").source, tmp_path)[1].explanation
+    assert [(s.kind, s.part) for s in said][:2] == [("needs", "axis"), ("normalised", "")], said
+    assert said[0].text == "fails with axis = -1; passes with axis = 0" and "[on a larger case: " in said[1].text
+
+
+def test_a_raise_comes_before_sentences_that_say_only_where(tmp_path):
+    said = grade_source("attention_backward", bug("attention_backward", "rowsum_without_keepdims").source,
+                        tmp_path)[1].explanation
+    assert said[0].kind == "conduct" and "raises ValueError" in said[0].text, said
+    assert {s.kind for s in said[1:]} <= {"where", "parts"}
+
+
+def test_a_whole_number_of_the_call_is_a_neighbour(tmp_path):
+    said = grade_source("param_count", bug("param_count", "gib_bytes_floored").source, tmp_path)[1].explanation
+    assert said[0].kind == "needs" and said[0].text == "fails with bits = 4; passes with bits = 8", said
+
+
 def test_the_same_file_gets_the_same_sentences(tmp_path):
     source = bug("kv_cache", "mask_offset_one_ahead").source
     first = grade_source("kv_cache", source, tmp_path)[1].explanation

@@ -168,6 +168,25 @@ def confirm(f, got, want, inputs=None):
     if f.kind == "count":
         ok = np.isclose(G, W, rtol=1e-6, atol=1e-9, equal_nan=True)
         return int(ok.sum()) == d[0] and ok.size == d[1]
+    if f.kind == "input_offset":
+        name, stat, sign = d
+        x = np.asarray(inputs[name], dtype=np.float64)
+        top = x.max(axis=-1) if x.ndim else x
+        shift = {"row_max_mean": np.mean(top), "max": np.max(x), "row_max_sum": np.sum(top)}[stat]
+        return close_entries(G, W + sign * shift)
+    if f.kind == "zero_rows":
+        zero = np.all(np.asarray(inputs[d[0]]) == 0, axis=-1)
+        return bool(np.all(G[zero] == 0)) and close_entries(G[~zero], W[~zero]) and not close_entries(G, W)
+    if f.kind == "reweighted":   # each key's column times a number of its own, each row renormalised
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(W > 0, G / W, np.nan)
+            pair = ratio[..., :, :, None] / ratio[..., :, None, :]     # d_j / d_j', the same in every row
+            spread = np.nanmax(pair, axis=-3) - np.nanmin(pair, axis=-3)
+            top = np.nanmax(np.abs(pair), axis=-3)
+        return bool(np.all(np.nan_to_num(spread) <= 1e-6 * np.nan_to_num(top) + 1e-9)) and \
+            np.array_equal(G == 0, W == 0) and not close_entries(G, W)
+    if f.kind == "mask" and d == ("not_zero",):
+        return close_entries(G, W) and bool(np.any((W == 0) & (G != 0)))
     raise AssertionError(f"no independent check for {f.kind}")
 
 
@@ -692,6 +711,62 @@ def test_at_most_four_sentences_most_specific_first():
     out = observe(tuple(2 * y for y in ys), tuple(ys), names=("a", "b", "c", "d", "e"))
     assert len(out) == 4
     assert out[0] == "a equals the reference's a times 2"
+
+
+def test_a_blocked_entry_made_small_is_not_zero():
+    rng = np.random.default_rng(5)
+    s = np.where(causal(4), rng.normal(size=(2, 4, 4)), -np.inf)
+    want = softmax(s)
+    got = softmax(np.maximum(s - s.max(axis=-1, keepdims=True), -30.0))
+    found = findings(got, want, what="the weights")
+    assert [f.kind for f in found] == ["mask"] and all(confirm(f, got, want) for f in found)
+    assert found[0].text.startswith("the weights are not exactly 0 where the reference is (all 12 entries): "
+                                    "they hold numbers from ")
+    assert observe(want, want) == [] and observe(want + 1e-12 * (want > 0), want) == []
+
+
+def test_a_max_over_the_queries_reweights_each_key():
+    rng = np.random.default_rng(6)
+    s = np.where(causal(5), rng.normal(size=(2, 5, 5)), -np.inf)
+    want = softmax(s)
+    e = np.exp(s - s.max(axis=-2, keepdims=True))      # each key's max over the queries
+    got = e / e.sum(axis=-1, keepdims=True)
+    found = findings(got, want, what="the weights")
+    assert "reweighted" in [f.kind for f in found] and all(confirm(f, got, want) for f in found)
+    assert not [f for f in findings(softmax(rng.normal(size=(2, 5, 5))), softmax(rng.normal(size=(2, 5, 5))))
+                if f.kind == "reweighted"]
+
+
+def test_a_shift_not_added_back_is_an_offset_by_an_input():
+    logits = np.random.default_rng(7).normal(size=(3, 5))
+    lse = np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1)) + logits.max(-1)
+    want = float(np.mean(lse - logits[:, 0]))
+    got = want - float(np.mean(logits.max(-1)))
+    found = findings(got, want, inputs={"logits": logits}, what="the loss")
+    assert [f.detail for f in found if f.kind == "input_offset"] == [("logits", "row_max_mean", -1)]
+    assert found[0].text.startswith("the loss is the reference's value minus the mean of the row maxima of logits")
+    assert all(confirm(f, got, want, {"logits": logits}) for f in found)
+
+
+def test_rows_of_zeros_taken_for_padding():
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(2, 4, 3))
+    x[0, 1] = 0.0
+    want = rng.normal(size=(2, 4, 3))
+    got = want.copy()
+    got[0, 1] = 0.0
+    found = findings(got, want, inputs={"x": x}, what="y")
+    assert "zero_rows" in [f.kind for f in found] and all(confirm(f, got, want, {"x": x}) for f in found)
+    assert not [f for f in findings(got, want, inputs={"x": x + 1}) if f.kind == "zero_rows"]
+
+
+def test_an_order_of_slices_named_at_every_length():
+    want = np.random.default_rng(9).normal(size=(8, 3))
+    out = observe(want[[0, 2, 4, 6, 1, 3, 5, 7]], want)
+    assert out == ["along axis 0, the output holds the slices of the reference in the order 0, 2, 4, 6, 1, 3, 5, 7 "
+                   "(its even-numbered slices first, then its odd-numbered ones)"]
+    assert observe(want[[0, 4, 1, 5, 2, 6, 3, 7]], want)[0].endswith("(its two halves interleaved: slice 2i holds its "
+                                                                       "slice i, slice 2i + 1 its slice i + n/2)")
 
 
 # ----------------------------------------------------------------------------- properties over seeds

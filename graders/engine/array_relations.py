@@ -240,12 +240,12 @@ def along_axis_relations(G, W, w: Words) -> list[Finding]:
                             f"{rolled} coming first")
                     out.append(Finding(R_PERM, "rolled", text, (k, rolled)))
                     continue
-                reverse = perm == list(range(n - 1, -1, -1))
+                pattern = permutation_pattern(perm)
                 listed = ", ".join(str(j) for j in perm[:12]) + (", …" if n > 12 else "")
-                if reverse:
+                if pattern == "reversed":
                     order = f"the order {listed} (reversed)" if n <= 12 else "reverse order"
                 else:
-                    order = f"the order {listed}"
+                    order = f"the order {listed}" + (f" ({PATTERNS[pattern]})" if pattern else "")
                 text = f"along {ax}, {w.subject} {w.verb('holds', 'hold')} the slices of {w.ref} in {order}"
                 out.append(Finding(R_PERM, "permutation", text, (k, tuple(perm))))
                 continue
@@ -257,6 +257,26 @@ def along_axis_relations(G, W, w: Words) -> list[Finding]:
         if shift:
             out.append(_shift_finding(k, shift, False, w))
     return out
+
+
+PATTERNS = {"evens_first": "its even-numbered slices first, then its odd-numbered ones",
+            "interleaved": "its two halves interleaved: slice 2i holds its slice i, slice 2i + 1 its slice i + n/2"}
+
+
+def permutation_pattern(perm: list[int]) -> str | None:
+    """The name of an order of slices that is the same at every length (reversed, the even-numbered
+    slices first, the two halves interleaved), so that two cases of other lengths can agree on it.
+    Below six slices the last two are one swap, and not named."""
+    n = len(perm)
+    if perm == list(range(n - 1, -1, -1)):
+        return "reversed"
+    if n < 6:
+        return None
+    if perm == list(range(0, n, 2)) + list(range(1, n, 2)):
+        return "evens_first"
+    if n % 2 == 0 and perm == [i // 2 + (n // 2) * (i % 2) for i in range(n)]:
+        return "interleaved"
+    return None
 
 
 def _shift(Gk, Wk, w: Words) -> int:
@@ -378,6 +398,67 @@ def value_relations(G, W, w: Words, inputs: dict[str, np.ndarray]) -> list[Findi
     return out
 
 
+STATISTICS = {   # numbers of an input a shift may be, by name: a row is the last axis
+    "row_max_mean": ("the mean of the row maxima of {}", lambda A: float(np.mean(A.max(axis=-1) if A.ndim else A))),
+    "max": ("the largest entry of {}", lambda A: float(np.max(A))),
+    "row_max_sum": ("the sum of the row maxima of {}", lambda A: float(np.sum(A.max(axis=-1) if A.ndim else A))),
+}
+
+
+def _statistics(A: np.ndarray) -> list[tuple[str, float]]:
+    """The STATISTICS of an input, each once (the first of those equal here)."""
+    if A.size == 0 or not np.all(np.isfinite(A)):
+        return []
+    out: list[tuple[str, float]] = []
+    for stat, (_, of) in STATISTICS.items():
+        x = of(A)
+        if not any(math.isclose(x, y, rel_tol=1e-9, abs_tol=0.0) for _, y in out):
+            out.append((stat, x))
+    return out
+
+
+def input_offsets(g: float, v: float, w: Words, inputs: dict[str, np.ndarray]) -> list[Finding]:
+    """A single number that is the reference's plus or minus a statistic of an input (the mean of
+    its row maxima, say): a shift subtracted before a step and not added back after it. Every
+    statistic that fits is returned, so that a second case keeps the one that fits there too."""
+    if not (math.isfinite(g) and math.isfinite(v)) or g == 0 or math.isclose(g, v, rel_tol=w.rtol, abs_tol=w.atol):
+        return []
+    out = []
+    for name, A in inputs.items():
+        for stat, x in _statistics(A):
+            if abs(x) <= w.atol or math.isclose(abs(x), abs(v), rel_tol=w.rtol, abs_tol=w.atol):
+                continue
+            for sign, word in ((1, "plus"), (-1, "minus")):
+                if math.isclose(g, v + sign * x, rel_tol=w.rtol, abs_tol=w.atol):
+                    label = STATISTICS[stat][0].format(name)
+                    text = (f"{w.subject} {w.verb('is', 'are')} {w.ref_value} {word} {label} ({num_text(x)} here): "
+                            f"a shift of {name} {'added' if sign > 0 else 'subtracted'} before a step and not "
+                            f"{'taken back' if sign > 0 else 'added back'} after it")
+                    out.append(Finding(R_OFFSET, "input_offset", text, (name, stat, sign)))
+    return out
+
+
+def zero_rows(G, W, M: np.ndarray, w: Words, inputs: dict[str, np.ndarray]) -> list[Finding]:
+    """The answer is exactly 0 in the rows (all but the last axis) where an input's row is all
+    zeros, and agrees with the reference everywhere else: a row of zeros taken for padding."""
+    if G.ndim < 2:
+        return []
+    out = []
+    for name, A in inputs.items():
+        if A.shape[:-1] != G.shape[:-1] or A.shape[-1] == 0:
+            continue
+        Z = np.all(A == 0, axis=-1)
+        if not Z.any() or Z.all():
+            continue
+        if np.all(G[Z] == 0) and np.all(M[~Z]) and np.any(np.abs(W[Z]) > w.atol):
+            n = int(Z.sum())
+            rows = f"the {n} rows" if n > 1 else "the row"
+            text = (f"{w.subject} {w.verb('is', 'are')} 0 in {rows} where the input {name} is all zeros, and "
+                    f"{w.verb('agrees', 'agree')} with {w.ref} everywhere else: a row of zeros is taken for padding")
+            out.append(Finding(R_INPUT, "zero_rows", text, (name,)))
+    return out
+
+
 def tempered_relation(G, W, w: Words) -> list[Finding]:
     """Both are distributions along the last axis and the output is the reference's at another
     temperature: G is softmax(c * log W) along the last axis, for one c (a wrong scale of the
@@ -414,6 +495,51 @@ def tempered_relation(G, W, w: Words) -> list[Finding]:
     text = (f"{w.subject} {w.verb('is', 'are')} {w.ref} at another temperature: what comes out of the softmax is "
             f"as if every score before it were multiplied by {w.number(c)}")
     return [Finding(R_FACTOR, "tempered", text, (c,))]
+
+
+FIT_ROUNDS = 30   # rounds of the alternating fit of a row's and a key's share of a log-ratio
+
+
+def reweighted_relation(G, W, w: Words) -> list[Finding]:
+    """Both are distributions along the last axis, zero at the same entries, and each key of a
+    slice has its weight multiplied by a number of its own, the same for every row, each row then
+    renormalised: G = W * d_j / sum_j(W * d_j). A shift of the scores before a softmax that differs
+    from key to key does that (a max taken over the queries, not over the keys). The log-ratio
+    log(G / W) is fitted as a row's part plus a key's part, on the entries where both are well above
+    underflow; the prediction is verified on every entry, and the fit is claimed only where the
+    entries outnumber what it fits (and a second case confirms it)."""
+    if G.ndim < 2 or G.shape[-1] < 2 or G.shape[-2] < 2 or not (np.all(np.isfinite(G)) and np.all(np.isfinite(W))):
+        return []
+    if np.any(G < 0) or np.any(W < 0) or not (_sums_to_one(G) and _sums_to_one(W)):
+        return []
+    if not np.array_equal(G == 0, W == 0):
+        return []
+    t_q, t_k = G.shape[-2:]
+    g, r = G.reshape(-1, t_q, t_k), W.reshape(-1, t_q, t_k)
+    both = (g > 1e-12) & (r > 1e-12)
+    rows, keys = both.any(axis=2), both.any(axis=1)
+    if int(both.sum()) < int(rows.sum()) + int(keys.sum()) - g.shape[0] + 1:
+        return []
+    with np.errstate(all="ignore"):
+        R = np.where(both, np.log(np.where(both, g, 1.0)) - np.log(np.where(both, r, 1.0)), 0.0)
+    n_row, n_key = np.maximum(both.sum(axis=2), 1), np.maximum(both.sum(axis=1), 1)
+    a, b = np.zeros(g.shape[:2]), np.zeros((g.shape[0], t_k))
+    for _ in range(FIT_ROUNDS):
+        a = np.where(both, R - b[:, None, :], 0.0).sum(axis=2) / n_row
+        b = np.where(both, R - a[:, :, None], 0.0).sum(axis=1) / n_key
+    b = np.where(keys, b - np.max(np.where(keys, b, -np.inf), axis=1, keepdims=True), 0.0)
+    if float(np.max(np.ptp(np.where(keys, b, 0.0), axis=1))) <= 10 * max(w.rtol, 1e-6):
+        return []   # one number for every key: the same weights
+    with np.errstate(all="ignore"):
+        e = r * np.exp(b)[:, None, :]
+        pred = (e / e.sum(axis=2, keepdims=True)).reshape(G.shape)
+    if not np.all(np.isfinite(pred)) or not _explains(G, pred, W, np.zeros(G.shape, dtype=bool), w):
+        return []
+    text = (f"{w.subject} {w.verb('is', 'are')} {w.ref} with the weight of each key (each entry along the last axis) "
+            f"multiplied by a number of its own, the same for every query (every row), and each row renormalised to "
+            f"sum to 1: a shift before the softmax that differs from key to key, such as a max taken over the queries "
+            f"instead of the keys")
+    return [Finding(R_RENORM, "reweighted", text, ("keys",))]
 
 
 def _sums_to_one(a: np.ndarray) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from graders.engine.array_relations import permutation_pattern
 from graders.engine.compared import Compared
 from graders.engine.relations import findings
 from graders.engine.said import family
@@ -85,7 +86,7 @@ def key(f: Finding) -> tuple | None:
         structure = ()
     elif f.kind == "permutation":
         k, perm = d
-        structure = (k, "reversed") if list(perm) == list(range(len(perm) - 1, -1, -1)) else (k, tuple(perm))
+        structure = (k, permutation_pattern(list(perm)) or tuple(perm))   # an order named alike at every length
     elif f.kind == "mask":
         structure = ()               # a mask that differs on both cases, told by the case that shows it best
     elif f.kind == "sizes":

@@ -3,10 +3,11 @@
 From the smallest failing case, one dimension of the case changes at a time, and each
 neighbour is graded again: each size one larger and one smaller, each flag toggled, the
 other dtype, plain values for a special family, a scalar parameter at its other values, the
-data scaled down (by 0.1, 0.01, 0.001) and up (by 10, 100), a given keyword left at its
-default. A neighbour that passes says what the failure needs ("fails with n_heads = 1 and B =
-2; passes with B = 1 and with n_heads = 2"); a dependence is said only when the same change
-makes a second failing case, of other sizes, pass too (graders.engine.explain).
+reduction along another axis (a case's `axis`), the data scaled down (by 0.1, 0.01, 0.001) and
+up (by 10, 100), a whole number the call is given outright one more and twice as large, a given
+keyword left at its default. A neighbour that passes says what the failure needs ("fails with
+n_heads = 1 and B = 2; passes with B = 1 and with n_heads = 2"); a dependence is said only when
+the same change makes a second failing case, of other sizes, pass too (graders.engine.explain).
 
 Sizes, flags, the dtype, the family and the scalars change in the check's own case, which
 the check makes again; the scale and the defaults change the failing call's arguments, and
@@ -37,7 +38,8 @@ DOWN = (0.1, 0.01, 0.001)      # the data scaled down, until a neighbour passes
 UP = (10.0, 100.0)             # and up
 CLEAN = 1e-3                   # a clean pass: the largest error at most this share of the tolerance (round-off)
 SENSITIVE = 1e-3               # the data changed by this share: a reference answer that moves less is saturated
-MAX_NEIGHBOURS = 12            # neighbours graded on the smallest case, at most
+MAX_NEIGHBOURS = 12            # neighbours of the case graded on the smallest case, at most
+MAX_CALL_NEIGHBOURS = 8        # and neighbours of its failing call (scaled data, whole numbers, defaults)
 LARGE_BYTES = 1 << 16          # a failing call with larger arguments is past a cheap boundary
 LARGE_SIZE = 64                # ... and its sizes from this one up are the boundary's
 BISECTIONS = 5                 # steps of bisection towards such a boundary, at most
@@ -106,9 +108,10 @@ def neighbours_that_pass(one: Failing, other, ref, domain, budget: Budget) -> li
         tried += 1
         if passes(n, one, other, ref):
             passing.append(n)
+    tried = 0   # the call's own neighbours are counted apart: a case with many sizes leaves them their turn
     for chain in _call_neighbours(one, ref, domain) if not large and disagrees(one.call, ref) else ():
         for n in chain:   # scaled by 0.1, then 0.01, ...: the first that passes
-            if tried >= MAX_NEIGHBOURS or not budget.left():
+            if tried >= MAX_CALL_NEIGHBOURS or not budget.left():
                 break
             tried += 1
             if passes(n, one, other, ref):
@@ -192,6 +195,9 @@ def _case_neighbours(one: Failing, domain) -> list[Neighbour]:
     for k, v in case.items():
         if isinstance(v, bool):
             out.append(Neighbour(k, f"with {k}={v}", f"with {k}={not v}", on_case=lambda c, k=k, v=v: {**c, k: not v}))
+    for v in _other_axes(case, one.call, ex):
+        out.append(Neighbour("axis", f"with axis = {case['axis']}", f"with axis = {v}",
+                             on_case=lambda c, v=v: {**c, "axis": v}))
     if case.get("dtype") == "float32":  # float64 is held to a tighter tolerance: passing in float32 says nothing
         out.append(Neighbour("dtype", "in float32", "in float64", on_case=lambda c: {**c, "dtype": "float64"}))
     if case.get("values") not in (None, "normal"):
@@ -206,6 +212,23 @@ def _case_neighbours(one: Failing, domain) -> list[Neighbour]:
                 out.append(Neighbour(k, f"with {k} = {shown(case[k])}", f"with {k} = {shown(v)}",
                                      on_case=lambda c, k=k, v=v: {**c, k: v}))
     return out
+
+
+def _other_axes(case: dict, call: Call, ex) -> list[int]:
+    """The other axes a case's `axis` may name (the two nearest to it, counted from 0): the
+    mistake of a reduction along a fixed axis shows along every axis but that one."""
+    axis = case.get("axis")
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        return []
+    if isinstance(case.get("shape"), tuple):
+        ndim = len(case["shape"])
+    elif ex is not None and ex.axis is not None:
+        ndim = ex.axis[1] + int(case.get("lead", 0))
+    else:
+        ndim = max((a.ndim for a in call.args if isinstance(a, np.ndarray)), default=0)
+    if not -ndim <= axis < ndim:
+        return []
+    return sorted((k for k in range(ndim) if k != axis % ndim), key=lambda k: abs(k - axis % ndim))[:2]
 
 
 def _nearest(value, others: list) -> list:
@@ -242,7 +265,8 @@ def _related(s: Size, v: int, sizes: list[Size]) -> str:
 
 def _call_neighbours(one: Failing, ref, domain) -> list[list[Neighbour]]:
     """Chains of neighbours on the failing call's arguments: the data scaled down, scaled up,
-    and each keyword given a value left at its default."""
+    each whole number given outright one more, then twice as large (the same values on a second
+    case: a threshold or a multiple), and each keyword given a value left at its default."""
     named = arguments(ref, one.call)
     ex = explored(domain, one.call.function)
     data = _scaled_name(named, ex)
@@ -256,6 +280,11 @@ def _call_neighbours(one: Failing, ref, domain) -> list[list[Neighbour]]:
         params = inspect.signature(getattr(ref, one.call.function)).parameters
     except (TypeError, ValueError, AttributeError):
         params = {}
+    for k, v in named.items():   # a whole number the call is given outright (not a size of the case)
+        if k in one.case or isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
+            continue
+        chains.append([Neighbour(k, f"with {k} = {v}", f"with {k} = {n}", on_call=lambda a, k=k, n=n: {**a, k: n})
+                       for n in (int(v) + 1, 2 * int(v))])
     for k, v in one.call.kwargs.items():
         p = params.get(k)
         if p is None or p.default is inspect.Parameter.empty or make.equal(v, p.default):

@@ -14,7 +14,8 @@ In order, for the first failing checks:
   larger ones, said with the case they were seen on.
 The first check that says what the answer is speaks for the grading; else the first that
 says what the failure needs or where it shows; else what a failing call did that the
-reference's does not (raise, return, write into an input).
+reference's does not (raise, return, write into an input). What the first failing check's call
+did comes before sentences that only say where the answers differ.
 
 Every repro of a failing check prints the reference's answer beside the attempt's, and one
 that NumPy's refusal of its global samplers made fail makes the same refusal
@@ -84,6 +85,8 @@ def explain(failures: list[tuple[str, CheckFailed]], candidate, ref, domain, sec
         g.deadline = float("inf")
     if not out.said:
         out.said = _conduct(ref, failures)
+    elif not any(s.kind not in ("where", "parts") for s in out.said):   # where it shows, not what it is:
+        out.said = _conduct(ref, failures[:1]) + out.said[:MAX_OBSERVED - 1]   # what the first failure did, first
     out.said = out.said[:MAX_OBSERVED]
     out.repros = {**_shown(failures, ref), **out.repros}
     g.explanation = out.said
@@ -128,8 +131,10 @@ def _history(looked, candidate, other, ref, record) -> Explanation | None:
 
 def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
     """The sentences of the first failing check that says what the answer is, else of the
-    first that says what the failure needs or where it shows. What a failure needs is asked
-    only when no relation says what the answer is, and of the first failing check only."""
+    first that says what the failure needs or where it shows (and, when the check that says what
+    the failure needs shows no relation, where a later one shows it). What a failure needs is asked
+    only when no relation says what the answer is on the smallest failing case, and of the first
+    failing check only."""
     best: list[Said] = []
     contrasted = False
     for _, failure in looked:
@@ -140,12 +145,14 @@ def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
         if one is None:
             continue
         larger = _Larger(_seconds(failure, one, other, ref, domain, budget))
-        relations = _relations(failure, one, larger, other, ref, domain)
+        relations, smallest = _relations(failure, one, larger, other, ref, domain)
         what = [s for s in relations if s.kind not in ("where", "parts")]
-        if what and not all(s.weak for s in what):
+        if what and not all(s.weak for s in what) and (smallest or contrasted):
             return what + [s for s in relations if s not in what][:1]
         needs = []
-        if not contrasted and disagrees(call, ref):  # a factor that changes from case to case says little
+        # a factor that changes from case to case says little, and what only larger cases show says nothing of
+        # the smallest one: what the failure needs is asked too (of one check only)
+        if not contrasted and disagrees(call, ref):
             contrasted = True                         # what the failure needs too: asked of one check only
             needs = _needs(failure, one, larger, other, ref, domain, budget)
         if what:
@@ -153,28 +160,32 @@ def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
         found = needs + relations
         if needs and not any(s.kind == "needs" for s in best):
             best = found
+        elif relations and best and all(s.kind == "needs" for s in best):   # where a later check shows it
+            best = best + relations[:2]
         best = best or found
     return best
 
 
-def _relations(failure, one: Compared, larger, other, ref, domain) -> list[Said]:
+def _relations(failure, one: Compared, larger, other, ref, domain) -> tuple[list[Said], bool]:
     """The relations of the smallest case confirmed on a second one; else those of two larger
-    cases; else those of the weights behind the answer (a probe), on two larger cases."""
+    cases; else those of the weights behind the answer (a probe), on two larger cases. And
+    whether the smallest case shows what they say."""
     two = larger.get(0)
     if two is None:
-        return []
+        return [], True
     relations = [_said_of(f) for f in confirmed(one, two)]
-    if not _says_what(relations) and larger.get(1) is not None:  # the smallest case may be too small
-        on_larger = [_said_of(f, f" [on a larger case: {_described(failure, two)}]")
-                     for f in confirmed(two, larger.get(1))]
-        relations = on_larger if _says_what(on_larger) or not relations else relations
-    if not _says_what(relations) and larger.get(1) is not None:  # the weights behind y, when it hides them
+    if _says_what(relations) or larger.get(1) is None:
+        return relations, True
+    on_larger = [_said_of(f, f" [on a larger case: {_described(failure, two)}]")   # the smallest case may be
+                 for f in confirmed(two, larger.get(1))]                              # too small
+    relations = on_larger if _says_what(on_larger) or not relations else relations
+    if not _says_what(relations):  # the weights behind y, when it hides them
         seen = _probed(two, other, ref, domain), _probed(larger.get(1), other, ref, domain)
         if seen[0] is not None and seen[1] is not None:
             probed = [_said_of(f, f" [seen with v = the identity, on a larger case: {_described(failure, two)}]",
                                "the weights") for f in confirmed(*seen)]
             relations = probed if _says_what(probed) or not relations else relations
-    return relations
+    return relations, False
 
 
 def _needs(failure, one: Compared, larger, other, ref, domain, budget: Budget) -> list[Said]:
@@ -238,8 +249,10 @@ def _probed(c: Compared, other, ref, domain) -> Compared | None:
 
 def _said_of(f, note: str = "", part: str | None = None) -> Said:
     """A confirmed relation as a sentence of `Observed:`; weak when its number changes with the case,
-    or when it says only that two masks differ."""
-    weak = varying(f.text) or (f.kind == "mask" and f.detail == ("differs",))
+    when it says only that two masks differ, or that a single number is 0 (what the check's own
+    message says: what the failure needs says more)."""
+    weak = varying(f.text) or (f.kind == "mask" and f.detail == ("differs",)) or (f.kind == "zero" and
+                                                                                 f.detail == ("scalar",))
     return Said(family(f.kind), f.part if part is None else part, f.text + note, weak)
 
 
@@ -276,6 +289,8 @@ def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, budget: Bu
             yield found
     if made or not budget.left():   # no case of other sizes fails so: the same sizes with other values
         return
+    # a failure within the tolerance (an exact 0 that is not) is matched by an answer that differs at all
+    least = 1.0 if error_ratio(one.got, one.want, _dtype(one)) > 1 else 0.0
     for args, kwargs in varied_calls(*clone((one.call.args, one.call.kwargs))):  # other values, own objects
         if not budget.left():
             return
@@ -288,7 +303,7 @@ def _seconds(failure: CheckFailed, one: Compared, other, ref, domain, budget: Bu
             continue
         call = other.grading.calls[-1]
         found = compare(ref, domain, call, failure.case, every_size=True)
-        if found is not None and error_ratio(found.got, found.want, _dtype(found)) > 1:
+        if found is not None and error_ratio(found.got, found.want, _dtype(found)) > least:
             yield found
 
 

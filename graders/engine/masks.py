@@ -68,6 +68,25 @@ def mask_relation(G: np.ndarray, W: np.ndarray, w: Words, bool_like: bool) -> li
     return _compared(band_g, band_w, t_q, t_k, w)
 
 
+def not_zero(G: np.ndarray, W: np.ndarray, w: Words) -> list[Finding]:
+    """Answers that agree within the tolerance, but where the reference is exactly 0 (a blocked
+    key, a -inf logit) the answer holds small numbers that are not: what is blocked is only made
+    small (a clip, a large finite fill), which no tolerance sees and a check of exact zeros does."""
+    zero = W == 0
+    if G.ndim == 0 or not zero.any() or zero.all():
+        return []
+    left = zero & (G != 0) & np.isfinite(G)
+    if not left.any():
+        return []
+    small = np.abs(G[left])
+    n, m = int(left.sum()), int(zero.sum())
+    of = f"{n} of the {m} entries" if n < m else f"all {m} entries" if m > 1 else "the entry"
+    text = (f"{w.subject} {w.verb('is', 'are')} not exactly 0 where {w.ref} {grammar.agrees(w.ref, 'is', 'are')} ({of}): {w.verb('it holds', 'they hold')} "
+            f"numbers from {float(small.min()):.3g} to {float(small.max()):.3g} there, within the tolerance but not 0, "
+            f"and {w.verb('agrees', 'agree')} everywhere else: what is blocked is only made small, not removed")
+    return [Finding(R_MASK, "mask", text, ("not_zero",))]
+
+
 def _filled(G: np.ndarray, W: np.ndarray, bw: np.ndarray, w: Words) -> list[Finding]:
     """Masked scores whose blocked entries hold one finite number (or +inf) instead of -inf,
     the others right."""

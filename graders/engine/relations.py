@@ -39,15 +39,18 @@ from graders.engine.array_relations import (
     along_axis_relations,
     axes_relation,
     close_entries,
+    input_offsets,
+    reweighted_relation,
     sums_relation,
     swapped_axes,
     tempered_relation,
     to_array,
     transposition,
     value_relations,
+    zero_rows,
 )
 from graders.engine.kinds import key_relations, sizes_relation, type_relation
-from graders.engine.masks import mask_relation
+from graders.engine.masks import mask_relation, not_zero
 from graders.engine.scales import clipped, slice_factors
 from graders.engine.wording import (
     MAX_SENTENCES,
@@ -78,7 +81,7 @@ def _scalar(g: float, v: float, w: Words, every: bool = False) -> list[Finding]:
     subj, rv = w.subject, w.ref_value
     is_ = w.verb("is", "are")
     if g == 0 and v != 0:
-        return [Finding(R_CONSTANT, "zero", f"{subj} {is_} 0 where {rv} is {number_text(v)}", ())]
+        return [Finding(R_CONSTANT, "zero", f"{subj} {is_} 0 where {rv} is {number_text(v)}", ("scalar",))]
     integral = g == int(g) and v == int(v) and abs(g) < 2 ** 53 and abs(v) < 2 ** 53
     if integral:
         gi, vi = int(g), int(v)
@@ -167,6 +170,15 @@ def _unit_axes(long_: tuple, short: tuple) -> list[int] | None:
     return where if p == len(short) else None
 
 
+def _not_zero(got: Any, want: Any, w: Words) -> list[Finding]:
+    """An answer within the tolerance of the reference's that holds small numbers where the
+    reference's is exactly 0 (graders.engine.masks.not_zero)."""
+    G, W = to_array(got), to_array(want)
+    if G is None or W is None or G.shape != W.shape or _is_bool(got) or _is_bool(want):
+        return []
+    return not_zero(G, W, w)
+
+
 def _is_bool(x: Any) -> bool:
     return isinstance(x, (bool, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype.kind == "b")
 
@@ -184,12 +196,14 @@ def _single(got: Any, want: Any, w: Words, inputs: dict[str, np.ndarray], every:
         return []
     M = close_entries(G, W, w)
     if M.all():
-        return []
+        return not_zero(G, W, w)
     if G.size == 1:
         if _is_bool(got) or _is_bool(want):
             return []  # true and false are not numbers to relate
-        return _scalar(float(G.flat[0]), float(W.flat[0]), w, every)
-    exact = axes_relation(G, W, w) + along_axis_relations(G, W, w) + value_relations(G, W, w, inputs)
+        g, v = float(G.flat[0]), float(W.flat[0])
+        return input_offsets(g, v, w, inputs) + _scalar(g, v, w, every)
+    exact = axes_relation(G, W, w) + along_axis_relations(G, W, w) + value_relations(G, W, w, inputs) + \
+        zero_rows(G, W, M, w, inputs)
     if masked:
         mask = mask_relation(G, W, w, _is_bool(got) or _is_bool(want))
         if mask:  # a mask's shape, said as a mask: not as slices shifted or permuted
@@ -197,8 +211,9 @@ def _single(got: Any, want: Any, w: Words, inputs: dict[str, np.ndarray], every:
     if not any(f.kind in ("factor", "negated", "renormalised") for f in exact):
         exact += slice_factors(G, W, w) or clipped(G, W, w)
     if every:
-        return exact + tempered_relation(G, W, w) + sums_relation(G, W, w) + agreement_pattern(M, w)
-    exact = exact or tempered_relation(G, W, w)
+        return exact + tempered_relation(G, W, w) + reweighted_relation(G, W, w) + sums_relation(G, W, w) + \
+            agreement_pattern(M, w)
+    exact = exact or tempered_relation(G, W, w) or reweighted_relation(G, W, w)
     if exact:
         return exact
     return sums_relation(G, W, w) + agreement_pattern(M, w)
@@ -284,8 +299,9 @@ def findings(got: Any, want: Any, *, inputs: dict | None = None, constants: dict
         # whatever the mistake: its agreeing says nothing, and is not said
         good = [part_names[i] for i in range(n) if ok[i] and not _trivial(want[i])]
         bad = [part_names[i] for i in range(n) if not ok[i]]
-        if not bad:
-            return []
+        if not bad:  # every part within the tolerance: an exact 0 that is not may still tell them apart
+            return [replace(f, part=part_names[i]) for i in range(n)
+                    for f in _not_zero(got[i], want[i], words(part_names[i], refs[i], refs[i], None, 0))]
         if good:
             agree = "agree" if len(good) > 1 or grammar.is_plural(good[0]) else "agrees"
             differ = "differ" if len(bad) > 1 or grammar.is_plural(bad[0]) else "differs"

@@ -6,14 +6,14 @@ should get ("mask@the weights": a sentence about the weights' mask; "needs@T": w
 failure needs of T) and the project's tests can count the entries explained right:
 
     scale      a factor, a softmax at another temperature, the opposite sign, a ratio
-    offset     a constant added, a difference of whole numbers
+    offset     a constant added, a difference of whole numbers, a statistic of an input added
     clip       every entry beyond one number brought back to it (a floor, a ceiling)
-    input      an input of the call added, missing, or returned
+    input      an input of the call added, missing, or returned; rows zeroed where an input's are
     held       an intermediate the grader holds (the masked scores, a product of other operands)
     axes       axes swapped or transposed, slices in another order, one slice everywhere
     shift      slices shifted by one position
-    mask       the entries an answer blocks, against the reference's (shifted, transposed, wider)
-    normalised sums or a renormalisation along another axis
+    mask       the entries an answer blocks, against the reference's (shifted, transposed, wider, not exactly 0)
+    normalised sums or a renormalisation along another axis, each key reweighted in every row
     shape      another shape (a missing or extra axis, a reshape, other sizes)
     parts      which outputs agree, which differ, which one is another's
     keys       a dict's missing or extra keys
@@ -34,14 +34,14 @@ from dataclasses import dataclass
 FAMILY = {
     "factor": "scale", "tempered": "scale", "slice_factor": "scale", "negated": "scale", "ratio": "scale",
     "opposite_sign": "scale",
-    "offset": "offset", "difference": "offset", "floor": "clip", "ceiling": "clip",
-    "input": "input", "plus_input": "input", "minus_input": "input",
+    "offset": "offset", "difference": "offset", "input_offset": "offset", "floor": "clip", "ceiling": "clip",
+    "input": "input", "plus_input": "input", "minus_input": "input", "zero_rows": "input",
     "held": "held", "held_transposed": "held",
     "transpose": "axes", "permutation": "axes", "rolled": "axes", "same_slice": "axes",
     "transposed_shape": "axes",
     "shift": "shift",
     "mask": "mask",
-    "sums": "normalised", "renormalised": "normalised",
+    "sums": "normalised", "renormalised": "normalised", "reweighted": "normalised",
     "shape": "shape", "unit_axis": "shape", "reshaped": "shape", "sizes": "shape", "length": "shape",
     "parts": "parts", "other_part": "parts", "one_part": "parts", "in_part": "parts", "element": "parts",
     "keys": "keys", "type": "type",
