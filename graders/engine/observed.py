@@ -9,11 +9,11 @@ sentence was tested on that call; nothing is guessed.
 from __future__ import annotations
 
 import inspect
-import math
 
 import numpy as np
 
 from graders.engine.call_text import plain
+from graders.engine.compared import case_constants
 from graders.engine.failures import CheckFailed
 from graders.engine.recorder import Call, Raised
 from graders.engine.relations import observe
@@ -98,23 +98,7 @@ def _about(ref, domain, call: Call, case: dict) -> list[str]:
     named = {**dict(zip(params, call.args)), **call.kwargs}
     inputs = {k: v for k, v in named.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
     rtol, atol = tolerance(next((v.dtype for v in inputs.values()), np.float64))
-    sentences = observe(call.outcome, want, inputs=inputs, constants=known_constants(ex, case, named),
+    sentences = observe(call.outcome, want, inputs=inputs, constants=case_constants(ex, case, named),
                         what=f"the result of {call.source}", rtol=rtol, atol=atol,
                         names=ex.outputs if ex else (), axes=ex.axes if ex else None)
     return sentences
-
-
-def known_constants(ex, case: dict, named: dict) -> dict:
-    """Numbers of the case a wrong factor may be: the domain's own, else every whole-number size
-    of the case and argument, and its square root."""
-    if ex is not None and ex.constants is not None:
-        try:
-            return dict(ex.constants({**case, **named}))
-        except (KeyError, TypeError, ValueError, ZeroDivisionError):
-            pass
-    out = {}
-    for name, value in {**case, **named}.items():
-        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 1:
-            out[name] = int(value)
-            out[f"sqrt({name})"] = math.sqrt(value)
-    return out
