@@ -114,9 +114,9 @@ def precision(got: Any, want: Any, want32: Any, eps: dict[str, float], what: str
         if W32 is not None and W32.shape == W.shape and np.all(np.isfinite(W32)):
             own = float(np.max(np.abs(W32 - W)))
             if 0 < own and gap <= 10 * own and rel <= 1e-3:
-                text = (f"{what} {grammar.agrees(what, 'agrees', 'agree')} with the reference only to float32's accuracy: {rel:.1g} of its "
-                        f"largest entry, as the reference computed in float32 ({own / scale:.1g}): a step inside "
-                        f"runs in float32")
+                text = (f"{what} {grammar.agrees(what, 'agrees', 'agree')} with the reference only to float32's "
+                        f"accuracy: {rel:.1g} of its largest entry, as the reference computed in float32 "
+                        f"({own / scale:.1g}): a step inside runs in float32")
                 return [Finding(R_PRECISION, "precision", text, ())]
     for name, v in eps.items():
         if v > 0 and 0.1 * v <= rel <= 50 * v and rel <= 1e-3:
