@@ -126,8 +126,10 @@ def _kata(root: Path, entry: catalogue.Entry) -> list[str]:
     if paths["stub"].is_file() and paths["reference"].is_file():
         out += _stub(paths["stub"], paths["reference"], entry)
     if paths["grader"].is_file():
-        out += _grader(paths["grader"], paths["bugs"])
-        out += _hint_checks(entry, _check_ids(paths["grader"]) | set(explorer_checks()))
+        checks = _check_ids(paths["grader"])
+        known = checks | set(explorer_checks())  # what a bug or a hint may name
+        out += _grader(checks, known, paths["bugs"])
+        out += _hint_checks(entry, known)
     if paths["domain"].is_file() and paths["reference"].is_file():
         out += _domain(name, paths["domain"], paths["reference"])
     return out
@@ -201,15 +203,13 @@ def _hint_checks(entry: catalogue.Entry, known: set[str]) -> list[str]:
     return out
 
 
-def _grader(grader: Path, bugs: Path) -> list[str]:
-    checks = _check_ids(grader)
+def _grader(checks: set[str], known: set[str], bugs: Path) -> list[str]:
     out = [] if "agrees" in checks else ["its grader has no check `agrees` (plain agreement with the reference)"]
     if not bugs.is_file():
         return out
     btree = ast.parse(bugs.read_text(encoding="utf-8"))
     assigned = {t.id for n in btree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
     out += [f"its bugs.py defines no {name}" for name in ("BASE", "BUGS", "NEAR_MISSES") if name not in assigned]
-    known = checks | set(explorer_checks())
     named = [c.args[0].value for node in btree.body if isinstance(node, ast.Assign)
              and any(getattr(t, "id", "") == "BUGS" for t in node.targets)
              for c in ast.walk(node.value) if isinstance(c, ast.Call) and getattr(c.func, "id", "") == "Bug"
