@@ -153,7 +153,7 @@ def _said(looked, other, ref, domain, budget: Budget) -> list[Said]:
         # a factor that changes from case to case says little, and what only larger cases show says nothing of
         # the smallest one: what the failure needs is asked too (of one check only)
         if not contrasted and disagrees(call, ref):
-            contrasted = True                         # what the failure needs too: asked of one check only
+            contrasted = True
             needs = _needs(failure, one, larger, other, ref, domain, budget)
         if what:
             return needs + what + [s for s in relations if s not in what][:1]
